@@ -1,5 +1,5 @@
 /*
-Copyright 2026.
+Copyright 2026 The address-controller Authors.
 
 Licensed under the Apache License, Version 2.0 (the "License");
 you may not use this file except in compliance with the License.
@@ -21,38 +21,74 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// EDIT THIS FILE!  THIS IS SCAFFOLDING FOR YOU TO OWN!
-// NOTE: json tags are required.  Any new fields you add must have json tags for the fields to be serialized.
-
-// IPAddressClaimSpec defines the desired state of IPAddressClaim
+// IPAddressClaimSpec is the whole tenant API: which class, which family, and
+// optionally one specific address.
+// +kubebuilder:validation:XValidation:rule="!has(self.addressName) || self.family != 'Dual'",message="spec.addressName names a single address and cannot be combined with family Dual"
 type IPAddressClaimSpec struct {
-	// INSERT ADDITIONAL SPEC FIELDS - desired state of cluster
-	// Important: Run "make" to regenerate code after modifying this file
-	// The following markers will use OpenAPI v3 schema to validate the value
-	// More info: https://book.kubebuilder.io/reference/markers/crd-validation.html
-
-	// foo is an example field of IPAddressClaim. Edit ipaddressclaim_types.go to remove/update
+	// className names the IPAddressClass to draw from; empty means the class
+	// annotated as the default.
 	// +optional
-	Foo *string `json:"foo,omitempty"`
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Subdomain().validate(self).hasValue()",message="spec.className must be the name of an IPAddressClass (a DNS subdomain)"
+	ClassName string `json:"className,omitempty"`
+
+	// family is IPv4, IPv6, or Dual (one address of each). It cannot change.
+	// +optional
+	// +kubebuilder:default=IPv4
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.family is immutable"
+	Family IPFamily `json:"family,omitempty"`
+
+	// addressName pre-binds the claim to one specific IPAddress, which must
+	// be Available or pre-bound to this claim. No driver provisions for such
+	// a claim; it waits, Pending, until that address appears.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Subdomain().validate(self).hasValue()",message="spec.addressName must be the name of an IPAddress (a DNS subdomain such as ip-203-0-113-7)"
+	AddressName string `json:"addressName,omitempty"`
 }
 
-// IPAddressClaimStatus defines the observed state of IPAddressClaim.
+// IPAddressClaimPhase is where a claim is in its life.
+// +kubebuilder:validation:Enum=Pending;Bound;Lost
+type IPAddressClaimPhase string
+
+const (
+	// ClaimPending: not every requested family is bound yet.
+	ClaimPending IPAddressClaimPhase = "Pending"
+	// ClaimBound: every requested family is bound.
+	ClaimBound IPAddressClaimPhase = "Bound"
+	// ClaimLost: the claim was bound and a bound address is gone or lost. It
+	// returns to Bound when the address comes back; it is never silently
+	// re-provisioned.
+	ClaimLost IPAddressClaimPhase = "Lost"
+)
+
+// ClaimedAddress is one address bound to a claim.
+type ClaimedAddress struct {
+	// name of the IPAddress.
+	Name string `json:"name"`
+	// address is the IP itself.
+	Address string `json:"address"`
+}
+
+// IPAddressClaimStatus is derived by the core from the addresses whose claimRef
+// names the claim.
 type IPAddressClaimStatus struct {
-	// INSERT ADDITIONAL STATUS FIELD - define observed state of cluster
-	// Important: Run "make" to regenerate code after modifying this file
+	// phase summarizes the claim.
+	// +optional
+	Phase IPAddressClaimPhase `json:"phase,omitempty"`
 
-	// For Kubernetes API conventions, see:
-	// https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md#typical-status-properties
+	// className records the class the claim resolved to. It sticks: moving
+	// the default annotation later does not re-target the claim.
+	// +optional
+	ClassName string `json:"className,omitempty"`
 
-	// conditions represent the current state of the IPAddressClaim resource.
-	// Each condition has a unique type and reflects the status of a specific aspect of the resource.
-	//
-	// Standard condition types include:
-	// - "Available": the resource is fully functional
-	// - "Progressing": the resource is being created or updated
-	// - "Degraded": the resource failed to reach or maintain its desired state
-	//
-	// The status of each condition is one of True, False, or Unknown.
+	// addresses bound to the claim, sorted by name.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Addresses []ClaimedAddress `json:"addresses,omitempty"`
+
+	// conditions: ClassResolved and Bound.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -61,27 +97,33 @@ type IPAddressClaimStatus struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ipclaim,categories=ipam
+// +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.status.className`
+// +kubebuilder:printcolumn:name="Family",type=string,JSONPath=`.spec.family`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Addresses",type=string,JSONPath=`.status.addresses[*].address`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Bound")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
-// IPAddressClaim is the Schema for the ipaddressclaims API
+// IPAddressClaim asks for an address and keeps it until the claim is deleted.
+// It is the PersistentVolumeClaim of addresses.
 type IPAddressClaim struct {
 	metav1.TypeMeta `json:",inline"`
 
-	// metadata is a standard object metadata
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
-	// spec defines the desired state of IPAddressClaim
-	// +required
-	Spec IPAddressClaimSpec `json:"spec"`
+	// +optional
+	// +kubebuilder:default={}
+	Spec IPAddressClaimSpec `json:"spec,omitzero"`
 
-	// status defines the observed state of IPAddressClaim
 	// +optional
 	Status IPAddressClaimStatus `json:"status,omitzero"`
 }
 
 // +kubebuilder:object:root=true
 
-// IPAddressClaimList contains a list of IPAddressClaim
+// IPAddressClaimList contains a list of IPAddressClaim.
 type IPAddressClaimList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitzero"`

@@ -1,5 +1,5 @@
 /*
-Copyright 2026.
+Copyright 2026 The address-controller Authors.
 
 Licensed under the Apache License, Version 2.0 (the "License");
 you may not use this file except in compliance with the License.
@@ -21,38 +21,45 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// EDIT THIS FILE!  THIS IS SCAFFOLDING FOR YOU TO OWN!
-// NOTE: json tags are required.  Any new fields you add must have json tags for the fields to be serialized.
-
-// IPAddressClassSpec defines the desired state of IPAddressClass
+// IPAddressClassSpec names the driver that serves a class of addresses and the
+// policy its addresses follow.
 type IPAddressClassSpec struct {
-	// INSERT ADDITIONAL SPEC FIELDS - desired state of cluster
-	// Important: Run "make" to regenerate code after modifying this file
-	// The following markers will use OpenAPI v3 schema to validate the value
-	// More info: https://book.kubebuilder.io/reference/markers/crd-validation.html
+	// provisioner names the driver that serves this class, for example
+	// metallb.drivers.local.sdn.cozystack.io. It cannot change: the addresses
+	// of a class belong to its driver.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.provisioner is immutable"
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Subdomain().validate(self).hasValue()",message="spec.provisioner must be a DNS subdomain such as metallb.drivers.local.sdn.cozystack.io"
+	Provisioner string `json:"provisioner"`
 
-	// foo is an example field of IPAddressClass. Edit ipaddressclass_types.go to remove/update
+	// reclaimPolicy is copied onto every address the driver provisions for this
+	// class; the address's own copy is the one that takes effect.
 	// +optional
-	Foo *string `json:"foo,omitempty"`
+	// +kubebuilder:default=Retain
+	ReclaimPolicy ReclaimPolicy `json:"reclaimPolicy,omitempty"`
+
+	// parameters are for the driver alone; the core never reads them. Each
+	// driver documents and validates its own.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	Parameters *runtime.RawExtension `json:"parameters,omitempty"`
+
+	// releaseDelay, when set, returns a Released address of this class to
+	// Available once it has been Released this long, unless the address is
+	// held. Unset, Released addresses stay Released.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+)$')",message="spec.releaseDelay must be a non-negative duration such as 90s, 30m or 1h30m"
+	ReleaseDelay *metav1.Duration `json:"releaseDelay,omitempty"`
 }
 
-// IPAddressClassStatus defines the observed state of IPAddressClass.
+// IPAddressClassStatus is written by the class's driver.
 type IPAddressClassStatus struct {
-	// INSERT ADDITIONAL STATUS FIELD - define observed state of cluster
-	// Important: Run "make" to regenerate code after modifying this file
-
-	// For Kubernetes API conventions, see:
-	// https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md#typical-status-properties
-
-	// conditions represent the current state of the IPAddressClass resource.
-	// Each condition has a unique type and reflects the status of a specific aspect of the resource.
-	//
-	// Standard condition types include:
-	// - "Available": the resource is fully functional
-	// - "Progressing": the resource is being created or updated
-	// - "Degraded": the resource failed to reach or maintain its desired state
-	//
-	// The status of each condition is one of True, False, or Unknown.
+	// conditions report whether the driver could render the class's backend
+	// configuration (type Rendered).
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -61,28 +68,33 @@ type IPAddressClassStatus struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster
+// +kubebuilder:resource:scope=Cluster,shortName=ipclass,categories=ipam
+// +kubebuilder:printcolumn:name="Provisioner",type=string,JSONPath=`.spec.provisioner`
+// +kubebuilder:printcolumn:name="Reclaim",type=string,JSONPath=`.spec.reclaimPolicy`
+// +kubebuilder:printcolumn:name="Release-Delay",type=string,JSONPath=`.spec.releaseDelay`
+// +kubebuilder:printcolumn:name="Default",type=string,JSONPath=`.metadata.annotations.ipaddressclass\.local\.sdn\.cozystack\.io/is-default-class`
+// +kubebuilder:printcolumn:name="Rendered",type=string,JSONPath=`.status.conditions[?(@.type=="Rendered")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
-// IPAddressClass is the Schema for the ipaddressclasses API
+// IPAddressClass is a kind of address: the driver that serves it, the range it
+// carves from (in the driver's parameters), and what happens to its addresses
+// when their claims go. It is the StorageClass of addresses.
 type IPAddressClass struct {
 	metav1.TypeMeta `json:",inline"`
 
-	// metadata is a standard object metadata
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
-	// spec defines the desired state of IPAddressClass
 	// +required
 	Spec IPAddressClassSpec `json:"spec"`
 
-	// status defines the observed state of IPAddressClass
 	// +optional
 	Status IPAddressClassStatus `json:"status,omitzero"`
 }
 
 // +kubebuilder:object:root=true
 
-// IPAddressClassList contains a list of IPAddressClass
+// IPAddressClassList contains a list of IPAddressClass.
 type IPAddressClassList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitzero"`

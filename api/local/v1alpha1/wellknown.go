@@ -1,0 +1,179 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Every name the two managers, the charts and admins share lives here, so that
+// neither manager has to import the other to agree on a string.
+
+// Annotations.
+const (
+	// AnnotationIsDefaultClass on an IPAddressClass, set to "true", makes it the
+	// class of claims that name none. The core refuses to guess when zero or
+	// several classes carry it.
+	AnnotationIsDefaultClass = "ipaddressclass.local.sdn.cozystack.io/is-default-class"
+
+	// AnnotationProvisioner is stamped on a claim by the core once its class is
+	// resolved; it names the class's provisioner. A driver serves exactly the
+	// claims stamped with its own name, and reads nothing else to decide.
+	AnnotationProvisioner = "local.sdn.cozystack.io/provisioner"
+
+	// AnnotationHeld on a Released IPAddress, set to "true", stops the class's
+	// releaseDelay from returning the address to the pool. It pauses the
+	// return, not the clock.
+	AnnotationHeld = "ipaddress.local.sdn.cozystack.io/held"
+
+	// AnnotationIPAddressClaim on a Service names, in the Service's own
+	// namespace, the claim whose addresses the Service should carry.
+	AnnotationIPAddressClaim = "local.sdn.cozystack.io/ip-address-claim"
+
+	// AnnotationPinnedBy on a Service records that a driver wrote the backend's
+	// address pin, and the exact value it wrote. A driver withdraws only a pin
+	// it finds under its own marker; a hand-written pin is never touched.
+	AnnotationPinnedBy = "local.sdn.cozystack.io/pinned"
+)
+
+// Finalizers.
+const (
+	// FinalizerClaimProtection holds a claim until the core has reclaimed every
+	// address bound to it.
+	FinalizerClaimProtection = "local.sdn.cozystack.io/claim-protection"
+
+	// FinalizerAddressProtection holds an IPAddress while a live claim holds it.
+	FinalizerAddressProtection = "local.sdn.cozystack.io/address-protection"
+
+	// FinalizerClassProtection holds a class while any IPAddress of it exists,
+	// in any phase.
+	FinalizerClassProtection = "local.sdn.cozystack.io/class-protection"
+
+	// FinalizerDriverTeardownSuffix, appended to a provisioner name, is the
+	// finalizer a driver puts on the addresses it creates, so that it can
+	// release their backend state before they go.
+	FinalizerDriverTeardownSuffix = "/teardown"
+)
+
+// DriverTeardownFinalizer is the finalizer the driver named provisioner puts on
+// the IPAddress objects it creates.
+func DriverTeardownFinalizer(provisioner string) string {
+	return provisioner + FinalizerDriverTeardownSuffix
+}
+
+// Labels the driver puts on the backend objects it owns.
+const (
+	// LabelPlaceholder marks a Service as a reservation placeholder; its value
+	// is the placeholder's role. The label alone is forgeable: it exempts a
+	// Service from conflict detection only inside the driver's placeholder
+	// namespace.
+	LabelPlaceholder = "local.sdn.cozystack.io/placeholder"
+
+	// LabelAddress names the IPAddress a placeholder holds (or, on an
+	// allocation placeholder, will hold once recorded).
+	LabelAddress = "local.sdn.cozystack.io/address"
+
+	// LabelClaimUID is the UID of the claim an allocation placeholder
+	// provisions for.
+	LabelClaimUID = "local.sdn.cozystack.io/claim-uid"
+
+	// LabelFamily is the IP family of a placeholder: IPv4 or IPv6.
+	LabelFamily = "local.sdn.cozystack.io/family"
+
+	// LabelClass is the IPAddressClass a placeholder draws from.
+	LabelClass = "local.sdn.cozystack.io/class"
+)
+
+// Values of LabelPlaceholder.
+const (
+	// PlaceholderAllocation asks the backend for a new address for a claim.
+	PlaceholderAllocation = "allocation"
+	// PlaceholderHold keeps an existing address reserved while no workload
+	// carries it.
+	PlaceholderHold = "hold"
+)
+
+// Condition types.
+const (
+	// ConditionClassResolved on a claim says whether its class is known.
+	ConditionClassResolved = "ClassResolved"
+
+	// ConditionBound on a claim says whether every requested family is bound;
+	// on an IPAddress (set by the core) it says whether, and why not, the
+	// address is bound to a claim.
+	ConditionBound = "Bound"
+
+	// ConditionHeld on an IPAddress (set by the driver) says whether the
+	// backend holds the address for its owner.
+	ConditionHeld = "Held"
+
+	// ConditionAssociated on an IPAddress (set by the driver) says whether a
+	// workload carries the address.
+	ConditionAssociated = "Associated"
+
+	// ConditionConflict on an IPAddress (set by the driver) is True while a
+	// Service that is not entitled to the address holds it.
+	ConditionConflict = "Conflict"
+
+	// ConditionRendered on an IPAddressClass (set by the driver) says whether
+	// the driver could render the class into backend configuration.
+	ConditionRendered = "Rendered"
+)
+
+// Reasons of the claim's ClassResolved condition.
+const (
+	ReasonResolved               = "Resolved"
+	ReasonClassNotFound          = "ClassNotFound"
+	ReasonNoDefaultClass         = "NoDefaultClass"
+	ReasonMultipleDefaultClasses = "MultipleDefaultClasses"
+)
+
+// Reasons of the Bound condition, on claims and addresses.
+const (
+	// ReasonBound: bound (claim: every family; address: to the named claim).
+	ReasonBound = "Bound"
+	// ReasonWaitingForProvisioning: the claim waits for its driver.
+	ReasonWaitingForProvisioning = "WaitingForProvisioning"
+	// ReasonWaitingForAddress: the claim waits for the address it names.
+	ReasonWaitingForAddress = "WaitingForAddress"
+	// ReasonWaitingForClass: the claim cannot progress until its class resolves.
+	ReasonWaitingForClass = "WaitingForClass"
+	// ReasonAddressLost: a bound address of the claim is gone or lost.
+	ReasonAddressLost = "AddressLost"
+	// ReasonAvailable: the address is free for matching.
+	ReasonAvailable = "Available"
+	// ReasonReleased: the address's claim is gone and the address is retained.
+	ReasonReleased = "Released"
+	// ReasonPreBindingRefused: a pre-binding that the claim cannot accept.
+	ReasonPreBindingRefused = "PreBindingRefused"
+	// ReasonWaitingForClaim: a pre-bound address waits for its claim to accept it.
+	ReasonWaitingForClaim = "WaitingForClaim"
+	// ReasonClaimDeleting: the address's claim is being deleted.
+	ReasonClaimDeleting = "ClaimDeleting"
+	// ReasonInvalidAddress: spec.address is not an address the core can use.
+	ReasonInvalidAddress = "InvalidAddress"
+	// ReasonDuplicate: another, older IPAddress has the same spec.address.
+	ReasonDuplicate = "Duplicate"
+	// ReasonDriverPhase: the driver owns the phase (Conflict or Lost).
+	ReasonDriverPhase = "DriverPhase"
+)
+
+// Event reasons of the core.
+const (
+	EventClassInUse          = "ClassInUse"
+	EventPreBindingRefused   = "PreBindingRefused"
+	EventBound               = "Bound"
+	EventReclaimed           = "Reclaimed"
+	EventReleaseDelayExpired = "ReleaseDelayExpired"
+	EventProvisioning        = "ExternalProvisioning"
+)
