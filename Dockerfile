@@ -1,33 +1,34 @@
-# Build the manager binary
+# One Dockerfile builds either manager; BINARY picks which:
+#   docker build --build-arg BINARY=address-controller -t ghcr.io/cozystack/address-controller:dev .
+#   docker build --build-arg BINARY=metallb-iad -t ghcr.io/cozystack/metallb-iad:dev .
 # Override BASE_IMAGE to build from another registry, e.g. docker.io/library/golang:1.26
 ARG BASE_IMAGE=golang:1.26
 FROM ${BASE_IMAGE} AS builder
 ARG TARGETOS
 ARG TARGETARCH
+ARG BINARY=address-controller
 
 WORKDIR /workspace
-# Copy the Go Modules manifests
+# Copy the Go Modules manifests and download dependencies in their own layer,
+# so that source changes don't invalidate it.
 COPY go.mod go.mod
 COPY go.sum go.sum
-# cache deps before building and copying source so that we don't need to re-download as much
-# and so that source changes don't invalidate our downloaded layer
 RUN go mod download
 
 # Copy the Go source (relies on .dockerignore to filter)
-COPY . .
+COPY api/ api/
+COPY cmd/ cmd/
+COPY internal/ internal/
 
-# Build
-# the GOARCH has no default value to allow the binary to be built according to the host where the command
-# was called. For example, if we call make docker-build in a local env which has the Apple Silicon M1 SO
-# the docker BUILDPLATFORM arg will be linux/arm64 when for Apple x86 it will be linux/amd64. Therefore,
-# by leaving it empty we can ensure that the container and binary shipped on it will have the same platform.
-RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} go build -a -o manager cmd/main.go
+# GOARCH has no default, so the binary matches the platform the image is built for.
+RUN test -d "cmd/${BINARY}" || { echo "BINARY must be address-controller or metallb-iad, not '${BINARY}'" >&2; exit 1; }
+RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} go build -trimpath -o /manager "./cmd/${BINARY}"
 
 # Use distroless as minimal base image to package the manager binary
 # Refer to https://github.com/GoogleContainerTools/distroless for more details
 FROM gcr.io/distroless/static:nonroot
 WORKDIR /
-COPY --from=builder /workspace/manager .
+COPY --from=builder /manager /manager
 USER 65532:65532
 
 ENTRYPOINT ["/manager"]

@@ -1,19 +1,13 @@
-# Image URL to use all building/pushing image targets
-IMG ?= controller:latest
-# YEAR defines the year value used for substituting the YEAR placeholder in the boilerplate header.
-YEAR ?= $(shell date +%Y)
+# Images of the two managers. One Dockerfile builds both; BINARY picks which.
+REGISTRY ?= ghcr.io/cozystack
+TAG ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
+CORE_IMG ?= $(REGISTRY)/address-controller:$(TAG)
+DRIVER_IMG ?= $(REGISTRY)/metallb-iad:$(TAG)
 
-# Get the currently used golang install path (in GOPATH/bin, unless GOBIN is set)
-ifeq (,$(shell go env GOBIN))
-GOBIN=$(shell go env GOPATH)/bin
-else
-GOBIN=$(shell go env GOBIN)
-endif
+# YEAR is fixed so that regenerating code in a later year leaves no diff.
+YEAR ?= 2026
 
 # CONTAINER_TOOL defines the container tool to be used for building images.
-# Be aware that the target commands are only tested with Docker which is
-# scaffolded by default. However, you might want to replace it to use other
-# tools. (i.e. podman)
 CONTAINER_TOOL ?= docker
 
 # Setting SHELL to bash allows bash commands to be executed by recipes.
@@ -26,30 +20,23 @@ all: build
 
 ##@ General
 
-# The help target prints out all targets with their descriptions organized
-# beneath their categories. The categories are represented by '##@' and the
-# target descriptions by '##'. The awk command is responsible for reading the
-# entire set of makefiles included in this invocation, looking for lines of the
-# file as xyz: ## something, and then pretty-format the target and help. Then,
-# if there's a line with ##@ something, that gets pretty-printed as a category.
-# More info on the usage of ANSI control characters for terminal formatting:
-# https://en.wikipedia.org/wiki/ANSI_escape_code#SGR_parameters
-# More info on the awk command:
-# http://linuxcommand.org/lc3_adv_awk.php
-
 .PHONY: help
 help: ## Display this help.
-	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-15s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-22s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
 
 ##@ Development
 
 .PHONY: manifests
-manifests: controller-gen ## Generate WebhookConfiguration, ClusterRole and CustomResourceDefinition objects.
-	"$(CONTROLLER_GEN)" rbac:roleName=manager-role crd webhook paths="./..." output:crd:artifacts:config=config/crd/bases
+manifests: controller-gen ## Generate the CRDs and each manager's ClusterRole.
+	"$(CONTROLLER_GEN)" crd paths="./api/..." output:crd:artifacts:config=config/crd/bases
+	mkdir -p charts/address-controller/crds
+	cp config/crd/bases/*.yaml charts/address-controller/crds/
+	"$(CONTROLLER_GEN)" rbac:roleName=address-controller-manager paths="./internal/core/..." output:rbac:artifacts:config=config/rbac/core
+	"$(CONTROLLER_GEN)" rbac:roleName=metallb-iad-manager paths="./internal/driver/..." output:rbac:artifacts:config=config/rbac/driver
 
 .PHONY: generate
 generate: controller-gen ## Generate code containing DeepCopy, DeepCopyInto, and DeepCopyObject method implementations.
-	"$(CONTROLLER_GEN)" object:headerFile="hack/boilerplate.go.txt",year=$(YEAR) paths="./..."
+	"$(CONTROLLER_GEN)" object:headerFile="hack/boilerplate.go.txt",year=$(YEAR) paths="./api/..."
 
 .PHONY: fmt
 fmt: ## Run go fmt against code.
@@ -59,40 +46,13 @@ fmt: ## Run go fmt against code.
 vet: ## Run go vet against code.
 	go vet ./...
 
+# Packages tested against the local control plane; test/e2e has its own target.
+UNIT_PACKAGES = $$(go list ./... | grep -v /test/e2e)
+
 .PHONY: test
-test: manifests generate fmt vet setup-envtest ## Run tests.
-	KUBEBUILDER_ASSETS="$(shell "$(ENVTEST)" use $(ENVTEST_K8S_VERSION) --bin-dir "$(LOCALBIN)" -p path)" go test $$(go list ./... | grep -v /e2e) -coverprofile cover.out
-
-# TODO(user): To use a different vendor for e2e tests, modify the setup under 'tests/e2e'.
-# The default setup assumes Kind is pre-installed and builds/loads the Manager Docker image locally.
-# kubectl kuberc is disabled by default for test isolation; enable with:
-# - KUBECTL_KUBERC=true
-# CertManager is installed by default; skip with:
-# - CERT_MANAGER_INSTALL_SKIP=true
-KIND_CLUSTER ?= address-controller-test-e2e
-
-.PHONY: setup-test-e2e
-setup-test-e2e: ## Set up a Kind cluster for e2e tests if it does not exist
-	@command -v $(KIND) >/dev/null 2>&1 || { \
-		echo "Kind is not installed. Please install Kind manually."; \
-		exit 1; \
-	}
-	@case "$$($(KIND) get clusters)" in \
-		*"$(KIND_CLUSTER)"*) \
-			echo "Kind cluster '$(KIND_CLUSTER)' already exists. Skipping creation." ;; \
-		*) \
-			echo "Creating Kind cluster '$(KIND_CLUSTER)'..."; \
-			$(KIND) create cluster --name $(KIND_CLUSTER) ;; \
-	esac
-
-.PHONY: test-e2e
-test-e2e: setup-test-e2e manifests generate fmt vet ## Run the e2e tests. Expected an isolated environment using Kind.
-	KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) go test -tags=e2e ./test/e2e/ -v -ginkgo.v
-	$(MAKE) cleanup-test-e2e
-
-.PHONY: cleanup-test-e2e
-cleanup-test-e2e: ## Tear down the Kind cluster used for e2e tests
-	@$(KIND) delete cluster --name $(KIND_CLUSTER)
+test: manifests generate fmt vet control-plane ## Run every test: unit, integration and end-to-end, on the local control plane.
+	KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
+		go test $(UNIT_PACKAGES) -coverprofile cover.out
 
 .PHONY: lint
 lint: golangci-lint ## Run golangci-lint linter
@@ -106,51 +66,39 @@ lint-fix: golangci-lint ## Run golangci-lint linter and perform fixes
 lint-config: golangci-lint ## Verify golangci-lint linter configuration
 	"$(GOLANGCI_LINT)" config verify
 
+.PHONY: verify-generated
+verify-generated: manifests generate ## Fail if generated files differ from what is committed.
+	@git diff --exit-code -- api config charts || { echo "Generated files are stale: run 'make manifests generate' and commit."; exit 1; }
+
 ##@ Build
 
 .PHONY: build
-build: manifests generate fmt vet ## Build manager binary.
-	go build -o bin/manager cmd/main.go
+build: manifests generate fmt vet ## Build both manager binaries.
+	go build -o bin/address-controller ./cmd/address-controller
+	go build -o bin/metallb-iad ./cmd/metallb-iad
 
-.PHONY: run
-run: manifests generate fmt vet ## Run a controller from your host.
-	go run ./cmd/main.go
+.PHONY: run-address-controller
+run-address-controller: manifests generate fmt vet ## Run the core manager against the cluster in KUBECONFIG.
+	go run ./cmd/address-controller
+
+.PHONY: run-metallb-iad
+run-metallb-iad: manifests generate fmt vet ## Run the MetalLB driver against the cluster in KUBECONFIG.
+	go run ./cmd/metallb-iad
+
+.PHONY: demo
+demo: ## Run the product's main job on an embedded local cluster.
+	@echo "make demo comes with the driver: it will start a local control plane with MetalLB and both managers."
 
 # If you wish to build the manager image targeting other platforms you can use the --platform flag.
-# (i.e. docker build --platform linux/arm64). However, you must enable docker buildKit for it.
-# More info: https://docs.docker.com/develop/develop-images/build_enhancements/
-# Override BASE_IMAGE to build from another registry, e.g.
-# make docker-build IMG=<img> BASE_IMAGE=docker.io/library/golang:1.26
 .PHONY: docker-build
-docker-build: ## Build docker image with the manager.
-	$(CONTAINER_TOOL) build $(if $(BASE_IMAGE),--build-arg BASE_IMAGE=$(BASE_IMAGE)) -t ${IMG} .
+docker-build: ## Build both manager images.
+	$(CONTAINER_TOOL) build --build-arg BINARY=address-controller -t $(CORE_IMG) .
+	$(CONTAINER_TOOL) build --build-arg BINARY=metallb-iad -t $(DRIVER_IMG) .
 
 .PHONY: docker-push
-docker-push: ## Push docker image with the manager.
-	$(CONTAINER_TOOL) push ${IMG}
-
-# PLATFORMS defines the target platforms for the manager image be built to provide support to multiple
-# architectures. (i.e. make docker-buildx IMG=myregistry/mypoperator:0.0.1). To use this option you need to:
-# - be able to use docker buildx. More info: https://docs.docker.com/build/buildx/
-# - have enabled BuildKit. More info: https://docs.docker.com/develop/develop-images/build_enhancements/
-# - be able to push the image to your registry (i.e. if you do not set a valid value via IMG=<myregistry/image:<tag>> then the export will fail)
-# To adequately provide solutions that are compatible with multiple platforms, you should consider using this option.
-PLATFORMS ?= linux/arm64,linux/amd64,linux/s390x,linux/ppc64le
-.PHONY: docker-buildx
-docker-buildx: ## Build and push docker image for the manager for cross-platform support
-	# copy existing Dockerfile and insert --platform=${BUILDPLATFORM} into Dockerfile.cross, and preserve the original Dockerfile
-	sed -e '1 s/\(^FROM\)/FROM --platform=\$$\{BUILDPLATFORM\}/; t' -e ' 1,// s//FROM --platform=\$$\{BUILDPLATFORM\}/' Dockerfile > Dockerfile.cross
-	- $(CONTAINER_TOOL) buildx create --name address-controller-builder
-	$(CONTAINER_TOOL) buildx use address-controller-builder
-	- $(CONTAINER_TOOL) buildx build --push --platform=$(PLATFORMS) $(if $(BASE_IMAGE),--build-arg BASE_IMAGE=$(BASE_IMAGE)) --tag ${IMG} -f Dockerfile.cross .
-	- $(CONTAINER_TOOL) buildx rm address-controller-builder
-	rm Dockerfile.cross
-
-.PHONY: build-installer
-build-installer: manifests generate kustomize ## Generate a consolidated YAML with CRDs and deployment.
-	mkdir -p dist
-	cd config/manager && "$(KUSTOMIZE)" edit set image controller=${IMG}
-	"$(KUSTOMIZE)" build config/default > dist/install.yaml
+docker-push: ## Push both manager images.
+	$(CONTAINER_TOOL) push $(CORE_IMG)
+	$(CONTAINER_TOOL) push $(DRIVER_IMG)
 
 ##@ Deployment
 
@@ -159,86 +107,139 @@ ifndef ignore-not-found
 endif
 
 .PHONY: install
-install: manifests kustomize ## Install CRDs into the K8s cluster specified in ~/.kube/config.
-	@out="$$( "$(KUSTOMIZE)" build config/crd 2>/dev/null || true )"; \
-	if [ -n "$$out" ]; then echo "$$out" | "$(KUBECTL)" apply -f -; else echo "No CRDs to install; skipping."; fi
+install: install-crds ## Install CRDs into the K8s cluster specified in ~/.kube/config.
+
+.PHONY: install-crds
+install-crds: manifests kubectl ## Apply the current CRDs to the cluster in KUBECONFIG (also over existing ones).
+	"$(KUBECTL)" apply --server-side --force-conflicts -f config/crd/bases
 
 .PHONY: uninstall
-uninstall: manifests kustomize ## Uninstall CRDs from the K8s cluster specified in ~/.kube/config. Call with ignore-not-found=true to ignore resource not found errors during deletion.
-	@out="$$( "$(KUSTOMIZE)" build config/crd 2>/dev/null || true )"; \
-	if [ -n "$$out" ]; then echo "$$out" | "$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) -f -; else echo "No CRDs to delete; skipping."; fi
-
-.PHONY: deploy
-deploy: manifests kustomize ## Deploy controller to the K8s cluster specified in ~/.kube/config.
-	cd config/manager && "$(KUSTOMIZE)" edit set image controller=${IMG}
-	"$(KUSTOMIZE)" build config/default | "$(KUBECTL)" apply -f -
-
-.PHONY: undeploy
-undeploy: kustomize ## Undeploy controller from the K8s cluster specified in ~/.kube/config. Call with ignore-not-found=true to ignore resource not found errors during deletion.
-	"$(KUSTOMIZE)" build config/default | "$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) -f -
+uninstall: manifests kubectl ## Uninstall CRDs from the K8s cluster specified in ~/.kube/config.
+	"$(KUBECTL)" delete --ignore-not-found=$(ignore-not-found) -f config/crd/bases
 
 ##@ Dependencies
+#
+# Every tool is built from Go modules pinned under hack/tools/<tool>/go.mod,
+# into bin/ (ignored), under a name that carries its version: a second build
+# finds it and builds nothing. The control plane (etcd, kube-apiserver,
+# kube-controller-manager, kubectl) is laid out where setup-envtest expects
+# installed binaries, so KUBEBUILDER_ASSETS resolves the same way here and on a
+# machine that can download them.
 
 ## Location to install dependencies to
 LOCALBIN ?= $(shell pwd)/bin
+TOOLS_DIR := $(shell pwd)/hack/tools
 $(LOCALBIN):
 	mkdir -p "$(LOCALBIN)"
 
+# toolver reads the version of module $(2) pinned in hack/tools/$(1)/go.mod.
+toolver = $(shell sed -n 's|^require $(2) \(v[^ ]*\).*|\1|p' "$(TOOLS_DIR)/$(1)/go.mod")
+
+CONTROLLER_TOOLS_VERSION := $(call toolver,controller-gen,sigs.k8s.io/controller-tools)
+KUBEBUILDER_VERSION := $(call toolver,kubebuilder,sigs.k8s.io/kubebuilder/v4)
+HELM_VERSION := $(call toolver,helm,helm.sh/helm/v3)
+ENVTEST_VERSION := $(call toolver,setup-envtest,sigs.k8s.io/controller-runtime/tools/setup-envtest)
+KUBERNETES_VERSION := $(call toolver,kube,k8s.io/kubernetes)
+ETCD_VERSION := $(call toolver,etcd,go.etcd.io/etcd/server/v3)
+METALLB_VERSION := $(call toolver,metallb,go.universe.tf/metallb)
+GOLANGCI_LINT_VERSION ?= v2.13.1
+
+#ENVTEST_K8S_VERSION is the version of Kubernetes the control-plane binaries are built at.
+ENVTEST_K8S_VERSION := $(KUBERNETES_VERSION:v%=%)
+
 ## Tool Binaries
-KUBECTL ?= kubectl
-KIND ?= kind
-KUSTOMIZE ?= $(LOCALBIN)/kustomize
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
+KUBEBUILDER ?= $(LOCALBIN)/kubebuilder
+HELM ?= $(LOCALBIN)/helm
 ENVTEST ?= $(LOCALBIN)/setup-envtest
 GOLANGCI_LINT = $(LOCALBIN)/golangci-lint
+ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)-$(shell go env GOOS)-$(shell go env GOARCH)
+KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
+METALLB_ASSETS := $(LOCALBIN)/metallb/$(METALLB_VERSION)
+KUBEBUILDER_ASSETS = $(shell "$(ENVTEST)" use $(ENVTEST_K8S_VERSION) --bin-dir "$(LOCALBIN)" -i -p path)
 
-## Tool Versions
-KUSTOMIZE_VERSION ?= v5.8.1
-CONTROLLER_TOOLS_VERSION ?= v0.22.0
+# Version strings the Kubernetes binaries report; without them kubectl and helm
+# cannot parse the server version.
+KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBERNETES_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(ENVTEST_K8S_VERSION))) \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(ENVTEST_K8S_VERSION))) \
+	-X k8s.io/component-base/version.gitTreeState=clean \
+	-X k8s.io/client-go/pkg/version.gitVersion=$(KUBERNETES_VERSION) \
+	-X k8s.io/client-go/pkg/version.gitMajor=$(word 1,$(subst ., ,$(ENVTEST_K8S_VERSION))) \
+	-X k8s.io/client-go/pkg/version.gitMinor=$(word 2,$(subst ., ,$(ENVTEST_K8S_VERSION)))
 
-#ENVTEST_VERSION is the controller-runtime version to use for setup-envtest, derived from go.mod
-ENVTEST_VERSION ?= $(shell v='$(call gomodver,sigs.k8s.io/controller-runtime)'; \
-  [ -n "$$v" ] || { echo "Set ENVTEST_VERSION manually (controller-runtime replace has no tag)" >&2; exit 1; }; \
-  printf '%s\n' "$$v")
+# build-tool builds package $(3) of tools module hack/tools/$(2) into $(1),
+# with linker flags $(4), unless $(1) exists already.
+define build-tool
+@[ -x "$(1)" ] || { \
+set -e; \
+echo "Building $(notdir $(1)) from hack/tools/$(2)"; \
+mkdir -p "$(dir $(1))"; \
+cd "$(TOOLS_DIR)/$(2)" && go build -ldflags '$(4)' -o "$(1).partial" $(3); \
+mv "$(1).partial" "$(1)"; \
+}
+endef
 
-#ENVTEST_K8S_VERSION is the version of Kubernetes to use for setting up ENVTEST binaries (i.e. 1.31)
-ENVTEST_K8S_VERSION ?= $(shell v='$(call gomodver,k8s.io/api)'; \
-  [ -n "$$v" ] || { echo "Set ENVTEST_K8S_VERSION manually (k8s.io/api replace has no tag)" >&2; exit 1; }; \
-  printf '%s\n' "$$v" | sed -E 's/^v?[0-9]+\.([0-9]+).*/1.\1/')
-
-GOLANGCI_LINT_VERSION ?= v2.13.1
-.PHONY: kustomize
-kustomize: $(KUSTOMIZE) ## Download kustomize locally if necessary.
-$(KUSTOMIZE): $(LOCALBIN)
-	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
+# link-tool points the unversioned name $(1) at the versioned binary $(2).
+define link-tool
+@[ "$$(readlink -- "$(1)" 2>/dev/null)" = "$(2)" ] || { mkdir -p "$(dir $(1))"; ln -sf "$(2)" "$(1)"; }
+endef
 
 .PHONY: controller-gen
-controller-gen: $(CONTROLLER_GEN) ## Download controller-gen locally if necessary.
-$(CONTROLLER_GEN): $(LOCALBIN)
-	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+controller-gen: $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION) ## Build controller-gen locally if necessary.
+	$(call link-tool,$(CONTROLLER_GEN),$<)
+$(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION):
+	$(call build-tool,$@,controller-gen,sigs.k8s.io/controller-tools/cmd/controller-gen)
 
-.PHONY: setup-envtest
-setup-envtest: envtest ## Download the binaries required for ENVTEST in the local bin directory.
-	@echo "Setting up envtest binaries for Kubernetes version $(ENVTEST_K8S_VERSION)..."
-	@"$(ENVTEST)" use $(ENVTEST_K8S_VERSION) --bin-dir "$(LOCALBIN)" -p path || { \
-		echo "Error: Failed to set up envtest binaries for version $(ENVTEST_K8S_VERSION)."; \
-		exit 1; \
-	}
+.PHONY: kubebuilder
+kubebuilder: $(LOCALBIN)/kubebuilder-$(KUBEBUILDER_VERSION) ## Build the kubebuilder CLI locally if necessary.
+	$(call link-tool,$(KUBEBUILDER),$<)
+$(LOCALBIN)/kubebuilder-$(KUBEBUILDER_VERSION):
+	$(call build-tool,$@,kubebuilder,sigs.k8s.io/kubebuilder/v4)
+
+.PHONY: helm
+helm: $(LOCALBIN)/helm-$(HELM_VERSION) ## Build helm locally if necessary.
+	$(call link-tool,$(HELM),$<)
+$(LOCALBIN)/helm-$(HELM_VERSION):
+	$(call build-tool,$@,helm,helm.sh/helm/v3/cmd/helm,-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION))
 
 .PHONY: envtest
-envtest: $(ENVTEST) ## Download setup-envtest locally if necessary.
-$(ENVTEST): $(LOCALBIN)
-	$(call go-install-tool,$(ENVTEST),sigs.k8s.io/controller-runtime/tools/setup-envtest,$(ENVTEST_VERSION))
+envtest: $(LOCALBIN)/setup-envtest-$(ENVTEST_VERSION) ## Build setup-envtest locally if necessary.
+	$(call link-tool,$(ENVTEST),$<)
+$(LOCALBIN)/setup-envtest-$(ENVTEST_VERSION):
+	$(call build-tool,$@,setup-envtest,sigs.k8s.io/controller-runtime/tools/setup-envtest)
+
+.PHONY: kubectl
+kubectl: $(ENVTEST_ASSETS)/kubectl ## Build the pinned kubectl locally if necessary.
+
+$(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/kube-controller-manager $(ENVTEST_ASSETS)/kubectl:
+	$(call build-tool,$@,kube,k8s.io/kubernetes/cmd/$(notdir $@),$(KUBE_LDFLAGS))
+
+$(ENVTEST_ASSETS)/etcd: $(LOCALBIN)/etcd-$(ETCD_VERSION)
+	$(call link-tool,$@,$<)
+$(LOCALBIN)/etcd-$(ETCD_VERSION):
+	$(call build-tool,$@,etcd,go.etcd.io/etcd/server/v3)
+
+.PHONY: metallb
+metallb: $(METALLB_ASSETS)/controller $(METALLB_ASSETS)/crds ## Build the MetalLB controller and copy its CRDs locally if necessary.
+$(METALLB_ASSETS)/controller:
+	$(call build-tool,$@,metallb,go.universe.tf/metallb/controller)
+$(METALLB_ASSETS)/crds:
+	@mkdir -p "$@.partial"
+	cp "$$(cd "$(TOOLS_DIR)/metallb" && go list -m -f '{{.Dir}}' go.universe.tf/metallb)"/config/crd/bases/*.yaml "$@.partial/"
+	chmod u+w "$@.partial"/*.yaml
+	mv "$@.partial" "$@"
+
+.PHONY: control-plane
+control-plane: envtest metallb $(addprefix $(ENVTEST_ASSETS)/,etcd kube-apiserver kube-controller-manager kubectl) ## Build the local control plane (etcd, kube-apiserver, kube-controller-manager, kubectl, MetalLB) if necessary.
+
+.PHONY: tools
+tools: controller-gen kubebuilder helm control-plane ## Build every pinned tool.
 
 .PHONY: golangci-lint
 golangci-lint: $(GOLANGCI_LINT) ## Download golangci-lint locally if necessary.
 $(GOLANGCI_LINT): $(LOCALBIN)
 	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
-	@test -f .custom-gcl.yml && { \
-		echo "Building custom golangci-lint with plugins..." && \
-		$(GOLANGCI_LINT) custom --destination $(LOCALBIN) --name golangci-lint-custom && \
-		mv -f $(LOCALBIN)/golangci-lint-custom $(GOLANGCI_LINT); \
-	} || true
 
 # go-install-tool will 'go install' any package with custom target and name of binary, if it doesn't exist
 # $1 - target path with name of binary
@@ -254,8 +255,4 @@ GOBIN="$(LOCALBIN)" go install $${package} ;\
 mv "$(LOCALBIN)/$$(basename "$(1)")" "$(1)-$(3)" ;\
 } ;\
 ln -sf "$$(realpath "$(1)-$(3)")" "$(1)"
-endef
-
-define gomodver
-$(shell go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' $(1) 2>/dev/null)
 endef

@@ -1,0 +1,24 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package metallb is everything MetalLB-shaped in the metallb-iad driver:
+// rendering a class into an IPAddressPool and advertisement, reserving
+// addresses with placeholder Services that MetalLB allocates to, and pinning
+// workload Services with MetalLB's annotations.
+//
+// It must not import internal/core; it talks to the core only through the API
+// objects.
+package metallb

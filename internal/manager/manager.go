@@ -1,0 +1,129 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package manager
+
+import (
+	"crypto/tls"
+	"flag"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	localv1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// Options are the process-level settings of a manager.
+type Options struct {
+	// MetricsAddr is where metrics are served; "0" disables them.
+	MetricsAddr string
+	// SecureMetrics serves metrics over HTTPS behind Kubernetes authn/authz.
+	SecureMetrics bool
+	// MetricsCertDir holds tls.crt and tls.key for the metrics server; empty
+	// means a self-signed certificate.
+	MetricsCertDir string
+	// ProbeAddr is where /healthz and /readyz are served; "0" disables them.
+	ProbeAddr string
+	// LeaderElect makes the manager run its controllers only while it holds
+	// the lease LeaderElectionID.
+	LeaderElect bool
+	// LeaderElectionID names the lease.
+	LeaderElectionID string
+	// LeaderElectionNamespace holds the lease; empty means the namespace the
+	// process runs in.
+	LeaderElectionNamespace string
+	// EnableHTTP2 allows HTTP/2 on the metrics server (off by default
+	// because of the HTTP/2 stream-cancellation CVEs).
+	EnableHTTP2 bool
+	// Zap configures logging.
+	Zap zap.Options
+}
+
+// BindFlags registers the options on fs, with leaderElectionID as the default
+// lease name.
+func (o *Options) BindFlags(fs *flag.FlagSet, leaderElectionID string) {
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", "0",
+		"The address the metrics endpoint binds to: :8443 for HTTPS, :8080 for HTTP, 0 to disable.")
+	fs.BoolVar(&o.SecureMetrics, "metrics-secure", true,
+		"Serve metrics over HTTPS, authenticated and authorized by the API server.")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-path", "",
+		"Directory holding tls.crt and tls.key for the metrics server; empty means self-signed.")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081",
+		"The address the /healthz and /readyz endpoints bind to; 0 disables them.")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", false,
+		"Run controllers only while holding the leader lease, so that replicas never act at once.")
+	fs.StringVar(&o.LeaderElectionID, "leader-election-id", leaderElectionID,
+		"Name of the leader lease.")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "",
+		"Namespace of the leader lease; empty means the namespace the process runs in.")
+	fs.BoolVar(&o.EnableHTTP2, "enable-http2", false,
+		"Allow HTTP/2 on the metrics server.")
+	o.Zap.BindFlags(fs)
+}
+
+// NewScheme returns a scheme with the Kubernetes built-in types and this
+// project's API.
+func NewScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(localv1alpha1.AddToScheme(scheme))
+	return scheme
+}
+
+// New builds a manager for cfg from the options, with health and readiness
+// checks installed. The caller registers its controllers and starts it.
+func (o *Options) New(cfg *rest.Config, scheme *runtime.Scheme) (ctrl.Manager, error) {
+	var tlsOpts []func(*tls.Config)
+	if !o.EnableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	metrics := metricsserver.Options{
+		BindAddress:   o.MetricsAddr,
+		SecureServing: o.SecureMetrics,
+		TLSOpts:       tlsOpts,
+		CertDir:       o.MetricsCertDir,
+	}
+	if o.SecureMetrics {
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metrics,
+		HealthProbeBindAddress:        o.ProbeAddr,
+		LeaderElection:                o.LeaderElect,
+		LeaderElectionID:              o.LeaderElectionID,
+		LeaderElectionNamespace:       o.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("adding health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("adding readiness check: %w", err)
+	}
+	return mgr, nil
+}
