@@ -1,0 +1,342 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// Service ranges of the local API server: dual-stack, each large enough for
+// tens of thousands of Services (placeholders take a ClusterIP each).
+const (
+	ServiceCIDRv4 = "10.96.0.0/12"
+	ServiceCIDRv6 = "fd00:10:96::/108"
+)
+
+// MetalLBNamespace is where the MetalLB controller reads its configuration.
+const MetalLBNamespace = "metallb-system"
+
+// Options choose the parts of a cluster.
+type Options struct {
+	// WithoutControllerManager skips kube-controller-manager: no garbage
+	// collection, and deleted namespaces stay Terminating.
+	WithoutControllerManager bool
+	// WithoutMetalLB skips the MetalLB controller (its CRDs are still
+	// installed).
+	WithoutMetalLB bool
+	// KeepDir leaves the cluster's folder (logs, etcd data) after Stop.
+	// The environment variable CLUSTER_KEEP_DIR=1 does the same.
+	KeepDir bool
+}
+
+// Cluster is a running local control plane.
+type Cluster struct {
+	// Config authenticates as a member of system:masters.
+	Config *rest.Config
+	// Kubeconfig is the path of a kubeconfig file for Config.
+	Kubeconfig string
+	// Dir holds the cluster's logs, certificates and etcd data.
+	Dir string
+	// Assets are the binaries the cluster runs.
+	Assets Assets
+
+	opts     Options
+	env      *envtest.Environment
+	watchdog *watchdog
+	kcm      *process
+	metallb  *process
+}
+
+// Start brings up a cluster. On error, everything started is stopped again.
+func Start(opts Options) (c *Cluster, err error) {
+	assets, err := FindAssets()
+	if err != nil {
+		return nil, err
+	}
+	w, err := startWatchdog()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "address-controller-cluster-")
+	if err != nil {
+		w.release()
+		return nil, err
+	}
+	w.watchDir(dir)
+	c = &Cluster{Dir: dir, Assets: assets, opts: opts, watchdog: w}
+	defer func() {
+		if err != nil {
+			_ = c.Stop()
+			c = nil
+		}
+	}()
+
+	if err := c.startControlPlane(); err != nil {
+		return c, err
+	}
+	if !opts.WithoutControllerManager {
+		c.kcm = newProcess("kube-controller-manager", filepath.Join(assets.KubeDir, "kube-controller-manager"), dir,
+			"--kubeconfig", c.Kubeconfig,
+			"--authentication-kubeconfig", c.Kubeconfig,
+			"--authorization-kubeconfig", c.Kubeconfig,
+			"--controllers", "garbage-collector-controller,namespace-controller",
+			"--secure-port", "0",
+			"--leader-elect=false",
+		)
+		if err := c.kcm.start(w); err != nil {
+			return c, err
+		}
+	}
+	if err := c.ensureNamespace(MetalLBNamespace); err != nil {
+		return c, err
+	}
+	if !opts.WithoutMetalLB {
+		if err := c.StartMetalLB(); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+func (c *Cluster) startControlPlane() error {
+	etcdLog, err := os.Create(filepath.Join(c.Dir, "etcd.log"))
+	if err != nil {
+		return err
+	}
+	apiLog, err := os.Create(filepath.Join(c.Dir, "kube-apiserver.log"))
+	if err != nil {
+		return err
+	}
+	c.env = &envtest.Environment{
+		CRDInstallOptions: envtest.CRDInstallOptions{
+			Paths:              []string{c.Assets.CRDDir, filepath.Join(c.Assets.MetalLBDir, "crds")},
+			ErrorIfPathMissing: true,
+		},
+		BinaryAssetsDirectory: c.Assets.KubeDir,
+	}
+	etcd := &envtest.Etcd{DataDir: filepath.Join(c.Dir, "etcd"), Out: etcdLog, Err: etcdLog}
+	c.env.ControlPlane.Etcd = etcd
+	api := c.env.ControlPlane.GetAPIServer()
+	api.CertDir = filepath.Join(c.Dir, "apiserver")
+	api.Out, api.Err = apiLog, apiLog
+	api.Configure().Set("service-cluster-ip-range", ServiceCIDRv4+","+ServiceCIDRv6)
+	for _, d := range []string{etcd.DataDir, api.CertDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+
+	cfg, err := c.env.Start()
+	// Whatever envtest managed to start is a child of this process: hand
+	// every child to the watchdog before looking at the error.
+	c.watchChildren()
+	if err != nil {
+		return fmt.Errorf("starting etcd and kube-apiserver: %w", err)
+	}
+	admin, err := c.env.AddUser(envtest.User{Name: "cluster-admin", Groups: []string{"system:masters"}}, cfg)
+	if err != nil {
+		return err
+	}
+	c.Config = admin.Config()
+	kubeconfig, err := admin.KubeConfig()
+	if err != nil {
+		return err
+	}
+	c.Kubeconfig = filepath.Join(c.Dir, "kubeconfig")
+	return os.WriteFile(c.Kubeconfig, kubeconfig, 0o600)
+}
+
+// watchChildren registers every child process (each leads its own group) with
+// the watchdog.
+func (c *Cluster) watchChildren() {
+	self := os.Getpid()
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == c.watchdog.cmd.Process.Pid {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The fields after the parenthesised command name: state, ppid, pgrp.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) < 3 || fields[1] != strconv.Itoa(self) || fields[2] != e.Name() {
+			continue
+		}
+		c.watchdog.watchGroup(pid)
+	}
+}
+
+// AddUser returns a config authenticating as a new user of the given groups.
+func (c *Cluster) AddUser(name string, groups ...string) (*rest.Config, error) {
+	u, err := c.env.AddUser(envtest.User{Name: name, Groups: groups}, c.Config)
+	if err != nil {
+		return nil, err
+	}
+	return u.Config(), nil
+}
+
+// KubeconfigFor writes a kubeconfig that authenticates as the admin and
+// impersonates user (for example system:serviceaccount:ns:name), and returns
+// its path.
+func (c *Cluster) KubeconfigFor(user string, groups ...string) (string, error) {
+	raw, err := os.ReadFile(c.Kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	// envtest writes the user entry last; impersonation sits beside the
+	// client certificate.
+	var b strings.Builder
+	b.WriteString("    as: " + strconv.Quote(user) + "\n")
+	if len(groups) > 0 {
+		b.WriteString("    as-groups:\n")
+		for _, g := range groups {
+			b.WriteString("    - " + strconv.Quote(g) + "\n")
+		}
+	}
+	text := string(raw)
+	marker := "  user:\n"
+	i := strings.LastIndex(text, marker)
+	if i < 0 {
+		return "", errors.New("unexpected kubeconfig layout: no user entry")
+	}
+	i += len(marker)
+	text = text[:i] + b.String() + text[i:]
+	path := filepath.Join(c.Dir, "kubeconfig-"+strings.NewReplacer(":", "-", "/", "-").Replace(user))
+	return path, os.WriteFile(path, []byte(text), 0o600)
+}
+
+// Kubectl returns a command running the pinned kubectl against the cluster.
+func (c *Cluster) Kubectl(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, c.Assets.Kubectl(), args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
+	return cmd
+}
+
+// StartMetalLB starts the MetalLB controller and waits until it serves
+// metrics.
+func (c *Cluster) StartMetalLB() error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	c.metallb = newProcess("metallb-controller", filepath.Join(c.Assets.MetalLBDir, "controller"), c.Dir,
+		"--kubeconfig", c.Kubeconfig,
+		"--namespace", MetalLBNamespace,
+		"--webhook-mode", "disabled",
+		"--disable-cert-rotation",
+		"--port", strconv.Itoa(port),
+	)
+	if err := c.metallb.start(c.watchdog); err != nil {
+		return err
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if !c.metallb.running() {
+			return fmt.Errorf("the MetalLB controller exited; see %s", c.metallb.log)
+		}
+		if resp, err := http.Get(url); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("the MetalLB controller did not serve %s within a minute; see %s", url, c.metallb.log)
+}
+
+// StopMetalLB stops the MetalLB controller gracefully.
+func (c *Cluster) StopMetalLB() error {
+	if c.metallb == nil {
+		return nil
+	}
+	return c.metallb.stop()
+}
+
+// KillMetalLB kills the MetalLB controller at once, as a crash would.
+func (c *Cluster) KillMetalLB() error {
+	if c.metallb == nil {
+		return nil
+	}
+	return c.metallb.kill()
+}
+
+// MetalLBLog is the path of the MetalLB controller's log.
+func (c *Cluster) MetalLBLog() string { return filepath.Join(c.Dir, "metallb-controller.log") }
+
+// Stop stops every process and removes the cluster's folder.
+func (c *Cluster) Stop() error {
+	var errs []error
+	if c.metallb != nil {
+		errs = append(errs, c.metallb.stop())
+	}
+	if c.kcm != nil {
+		errs = append(errs, c.kcm.stop())
+	}
+	if c.env != nil {
+		errs = append(errs, c.env.Stop())
+	}
+	if !c.opts.KeepDir && os.Getenv("CLUSTER_KEEP_DIR") != "1" {
+		errs = append(errs, os.RemoveAll(c.Dir))
+	}
+	c.watchdog.release()
+	return errors.Join(errs...)
+}
+
+func (c *Cluster) ensureNamespace(name string) error {
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

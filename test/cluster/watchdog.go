@@ -1,0 +1,93 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cluster
+
+import (
+	"fmt"
+	"io"
+	"os/exec"
+	"sync"
+	"syscall"
+)
+
+// watchdogScript collects process-group ids and folders on its stdin until
+// the pipe closes, which happens when the process that started it dies, by any
+// signal or exit. It then kills every group and removes every folder. A
+// "forget" line clears what it collected, after an orderly stop.
+const watchdogScript = `
+groups=""; dirs=""
+while read -r verb arg; do
+  case "$verb" in
+    group) groups="$groups $arg" ;;
+    dir) dirs="$dirs $arg" ;;
+    forget) groups=""; dirs="" ;;
+  esac
+done
+for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
+for d in $dirs; do rm -rf "$d"; done
+exit 0
+`
+
+// watchdog is the process that cleans up after this one if it dies.
+type watchdog struct {
+	mu    sync.Mutex
+	stdin io.WriteCloser
+	cmd   *exec.Cmd
+}
+
+func startWatchdog() (*watchdog, error) {
+	cmd := exec.Command("/bin/bash", "-c", watchdogScript)
+	// Its own process group, so that a Ctrl-C at the terminal, which reaches
+	// the test's group, does not kill the watchdog before it cleans up.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting watchdog: %w", err)
+	}
+	return &watchdog{stdin: stdin, cmd: cmd}, nil
+}
+
+func (w *watchdog) send(verb, arg string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stdin != nil {
+		_, _ = fmt.Fprintf(w.stdin, "%s %s\n", verb, arg)
+	}
+}
+
+// watchGroup asks the watchdog to kill process group pgid if we die.
+func (w *watchdog) watchGroup(pgid int) { w.send("group", fmt.Sprint(pgid)) }
+
+// watchDir asks the watchdog to remove dir if we die.
+func (w *watchdog) watchDir(dir string) { w.send("dir", dir) }
+
+// release ends the watchdog after an orderly stop, having it forget what it
+// watched, since those process ids may already belong to someone else.
+func (w *watchdog) release() {
+	w.send("forget", "-")
+	w.mu.Lock()
+	stdin := w.stdin
+	w.stdin = nil
+	w.mu.Unlock()
+	if stdin != nil {
+		_ = stdin.Close()
+		_ = w.cmd.Wait()
+	}
+}
