@@ -19,6 +19,10 @@ package v1alpha1
 // Every name the two managers, the charts and admins share lives here, so that
 // neither manager has to import the other to agree on a string.
 
+// ProvisionerMetalLB is the provisioner name of the MetalLB driver,
+// metallb-iad. A class with this provisioner is served by it.
+const ProvisionerMetalLB = "metallb.drivers.local.sdn.cozystack.io"
+
 // Annotations.
 const (
 	// AnnotationIsDefaultClass on an IPAddressClass, set to "true", makes it the
