@@ -17,10 +17,26 @@ limitations under the License.
 package core
 
 import (
+	"context"
 	"flag"
+	"fmt"
 
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 )
+
+// EventSource is the reporting controller name on the core's events.
+const EventSource = "address-controller"
 
 // Options tune the core's controllers.
 type Options struct {
@@ -29,6 +45,9 @@ type Options struct {
 	ClaimConcurrency   int
 	AddressConcurrency int
 	ClassConcurrency   int
+	// Clock tells the time: releaseDelay, phase transitions, conditions.
+	// Tests inject a fake one; nil means the real clock.
+	Clock clock.PassiveClock
 }
 
 // BindFlags registers the options on fs.
@@ -40,5 +59,224 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 
 // Setup registers the core's field indexes and controllers on mgr.
 func Setup(mgr ctrl.Manager, opts Options) error {
+	ctx := context.Background()
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	if err := setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("setting up field indexes: %w", err)
+	}
+	available, pending, m := newAvailableSet(), newPendingBinds(clk.Now), newMetrics()
+	if err := observeInformers(ctx, mgr, available, pending, m); err != nil {
+		return err
+	}
+	rec := mgr.GetEventRecorder(EventSource)
+
+	claims := &ClaimReconciler{Client: mgr.GetClient(), Recorder: rec, Clock: clk, available: available, pending: pending, metrics: m}
+	err := ctrl.NewControllerManagedBy(mgr).Named("ipaddressclaim").
+		For(&v1alpha1.IPAddressClaim{}, builder.WithPredicates(specOrMetadataChanged())).
+		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(claims.claimsForAddress)).
+		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(claims.claimsForClass)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.ClaimConcurrency, 1)}).
+		Complete(claims)
+	if err != nil {
+		return fmt.Errorf("setting up the claim controller: %w", err)
+	}
+
+	addresses := &AddressReconciler{Client: mgr.GetClient(), Recorder: rec, Clock: clk}
+	err = ctrl.NewControllerManagedBy(mgr).Named("ipaddress").
+		For(&v1alpha1.IPAddress{}, builder.WithPredicates(predicate.Or(specOrMetadataChanged(), phaseChanged()))).
+		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(addresses.sameIP), builder.WithPredicates(createOrDelete())).
+		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(addresses.addressesForClaim)).
+		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(addresses.releasedOfClass)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.AddressConcurrency, 1)}).
+		Complete(addresses)
+	if err != nil {
+		return fmt.Errorf("setting up the address controller: %w", err)
+	}
+
+	classes := &ClassReconciler{Client: mgr.GetClient(), Recorder: rec}
+	err = ctrl.NewControllerManagedBy(mgr).Named("ipaddressclass").
+		For(&v1alpha1.IPAddressClass{}).
+		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(classOfAddress), builder.WithPredicates(deleteOnly())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.ClassConcurrency, 1)}).
+		Complete(classes)
+	if err != nil {
+		return fmt.Errorf("setting up the class controller: %w", err)
+	}
 	return nil
+}
+
+// observeInformers feeds the available set, the pending bindings and the
+// gauges from the informers, event by event.
+func observeInformers(ctx context.Context, mgr ctrl.Manager, available *availableSet, pending *pendingBinds, m *metrics) error {
+	addrInf, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddress{})
+	if err != nil {
+		return err
+	}
+	_, err = addrInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			a := obj.(*v1alpha1.IPAddress)
+			available.observe(nil, a)
+			pending.observe(a, false)
+			m.observeAddress(nil, a)
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			old, a := oldObj.(*v1alpha1.IPAddress), newObj.(*v1alpha1.IPAddress)
+			available.observe(old, a)
+			pending.observe(a, false)
+			m.observeAddress(old, a)
+		},
+		DeleteFunc: func(obj any) {
+			if a, ok := deletedObject[*v1alpha1.IPAddress](obj); ok {
+				available.observe(a, nil)
+				pending.observe(a, true)
+				m.observeAddress(a, nil)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	claimInf, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddressClaim{})
+	if err != nil {
+		return err
+	}
+	_, err = claimInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { m.observeClaim(nil, obj.(*v1alpha1.IPAddressClaim)) },
+		UpdateFunc: func(o, n any) { m.observeClaim(o.(*v1alpha1.IPAddressClaim), n.(*v1alpha1.IPAddressClaim)) },
+		DeleteFunc: func(obj any) {
+			if c, ok := deletedObject[*v1alpha1.IPAddressClaim](obj); ok {
+				m.observeClaim(c, nil)
+			}
+		},
+	})
+	return err
+}
+
+// deletedObject unwraps the tombstone an informer hands over when it missed
+// a deletion.
+func deletedObject[T any](obj any) (T, bool) {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	o, ok := obj.(T)
+	return o, ok
+}
+
+// specOrMetadataChanged passes creations, deletions, and updates of spec,
+// labels, annotations or the deletion timestamp: not a manager's own status
+// writes.
+func specOrMetadataChanged() predicate.Predicate {
+	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
+		predicate.LabelChangedPredicate{}, predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
+		}})
+}
+
+// phaseChanged passes updates that change an address's phase, which the
+// driver may do.
+func phaseChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		DeleteFunc: func(event.DeleteEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.(*v1alpha1.IPAddress).Status.Phase != e.ObjectNew.(*v1alpha1.IPAddress).Status.Phase
+		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+func createOrDelete() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
+}
+
+func deleteOnly() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// claimsForAddress wakes the claim an address names, the claims naming the
+// address in spec.addressName, and, when the address is Available, the claims
+// waiting for its class and family.
+func (r *ClaimReconciler) claimsForAddress(ctx context.Context, obj client.Object) []reconcile.Request {
+	a := obj.(*v1alpha1.IPAddress)
+	var reqs []reconcile.Request
+	if ref := a.Spec.ClaimRef; ref != nil {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}})
+	}
+	reqs = append(reqs, r.claimsByIndex(ctx, indexClaimByAddressName, a.Name)...)
+	if isAvailable(a) {
+		reqs = append(reqs, r.claimsByIndex(ctx, indexPendingClaim, pendingFamilyKey(a.Spec.ClassName, a.Family()))...)
+	}
+	return reqs
+}
+
+// claimsForClass wakes the claims waiting on a class, and those with no class
+// resolved yet, whose default may have changed.
+func (r *ClaimReconciler) claimsForClass(ctx context.Context, obj client.Object) []reconcile.Request {
+	return append(r.claimsByIndex(ctx, indexPendingClaim, pendingClassKey(obj.GetName())),
+		r.claimsByIndex(ctx, indexPendingClaim, pendingClassKey(""))...)
+}
+
+func (r *ClaimReconciler) claimsByIndex(ctx context.Context, index, key string) []reconcile.Request {
+	list := &v1alpha1.IPAddressClaimList{}
+	if err := r.List(ctx, list, client.MatchingFields{index: key}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, c := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: c.Namespace, Name: c.Name}})
+	}
+	return reqs
+}
+
+// addressesForClaim wakes the addresses whose claimRef names the claim.
+func (r *AddressReconciler) addressesForClaim(ctx context.Context, obj client.Object) []reconcile.Request {
+	return addressesByIndex(ctx, r.Client, indexAddressByClaim, obj.GetNamespace()+"/"+obj.GetName())
+}
+
+// sameIP wakes the other addresses with the same spec.address, whose
+// duplicate verdict may change.
+func (r *AddressReconciler) sameIP(ctx context.Context, obj client.Object) []reconcile.Request {
+	var reqs []reconcile.Request
+	for _, req := range addressesByIndex(ctx, r.Client, indexAddressByIP, obj.(*v1alpha1.IPAddress).Spec.Address) {
+		if req.Name != obj.GetName() {
+			reqs = append(reqs, req)
+		}
+	}
+	return reqs
+}
+
+// releasedOfClass wakes a class's Released addresses: its releaseDelay may
+// have changed.
+func (r *AddressReconciler) releasedOfClass(ctx context.Context, obj client.Object) []reconcile.Request {
+	var reqs []reconcile.Request
+	for _, f := range []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6} {
+		reqs = append(reqs, addressesByIndex(ctx, r.Client, indexAddressByClassFamilyPhase,
+			classFamilyPhaseKey(obj.GetName(), f, v1alpha1.AddressReleased))...)
+	}
+	return reqs
+}
+
+func addressesByIndex(ctx context.Context, c client.Reader, index, key string) []reconcile.Request {
+	list := &v1alpha1.IPAddressList{}
+	if err := c.List(ctx, list, client.MatchingFields{index: key}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, a := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: a.Name}})
+	}
+	return reqs
+}
+
+// classOfAddress wakes the class of a deleted address: a class being deleted
+// waits for its last address.
+func classOfAddress(_ context.Context, obj client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: obj.(*v1alpha1.IPAddress).Spec.ClassName}}}
 }

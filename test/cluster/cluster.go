@@ -110,7 +110,7 @@ func Start(opts Options) (c *Cluster, err error) {
 			"--kubeconfig", c.Kubeconfig,
 			"--authentication-kubeconfig", c.Kubeconfig,
 			"--authorization-kubeconfig", c.Kubeconfig,
-			"--controllers", "garbage-collector-controller,namespace-controller",
+			"--controllers", "garbage-collector-controller,namespace-controller,validatingadmissionpolicy-status-controller",
 			"--secure-port", "0",
 			"--leader-elect=false",
 		)

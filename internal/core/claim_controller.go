@@ -1,0 +1,457 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// ClaimReconciler binds claims to addresses.
+//
+// Design: an IPAddress's spec.claimRef is the single record of a binding;
+// everything on the claim is derived from it on every pass. A pass collects
+// the addresses whose claimRef names the claim (a different UID is an earlier
+// claim of the same name and is never adopted), accepts pre-bindings that fit,
+// resolves the class only if a family is still missing, and binds Available
+// addresses smallest name first by writing claimRef with optimistic
+// concurrency, so two claims racing for one address cannot both win. A claim
+// that was Bound never gets a replacement: it goes Lost until its address
+// comes back. Status is computed last, by a pure function, and written once.
+type ClaimReconciler struct {
+	client.Client
+	Recorder  recorder.EventRecorder
+	Clock     clock.PassiveClock
+	available *availableSet
+	pending   *pendingBinds
+	metrics   *metrics
+}
+
+// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclaims,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclaims/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclaims/finalizers,verbs=update
+// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddresses,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddresses/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile runs one pass over a claim.
+func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	claim := &v1alpha1.IPAddressClaim{}
+	if err := r.Get(ctx, req.NamespacedName, claim); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if claim.DeletionTimestamp != nil {
+		return ctrl.Result{}, r.reclaim(ctx, claim)
+	}
+
+	held, preBound, err := r.collect(ctx, claim)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	obs := claimObservation{
+		claim: claim,
+		bound: map[v1alpha1.IPFamily]*v1alpha1.IPAddress{},
+		lost:  map[v1alpha1.IPFamily]*v1alpha1.IPAddress{},
+		waits: map[v1alpha1.IPFamily]familyWait{},
+		now:   metav1.NewTime(r.Clock.Now()),
+	}
+	for _, a := range held {
+		obs.hold(a)
+	}
+	if len(missingFamilies(claim, obs.bound)) > 0 || len(preBound) > 0 {
+		if obs.class, err = r.resolveClass(ctx, claim); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	// The finalizer goes on before anything can be bound to the claim.
+	if err := r.ensureMetadata(ctx, claim, obs.class); err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, a := range preBound {
+		if err := r.considerPreBinding(ctx, &obs, a); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	neverBound := claim.Status.Phase != v1alpha1.ClaimBound && claim.Status.Phase != v1alpha1.ClaimLost
+	var result ctrl.Result
+	for _, f := range missingFamilies(claim, obs.bound) {
+		if !neverBound || obs.lost[f] != nil {
+			continue
+		}
+		if !obs.class.resolved() {
+			obs.waits[f] = familyWait{v1alpha1.ReasonWaitingForClass, "Waiting for the class to resolve: " + obs.class.message}
+			continue
+		}
+		a, wait, err := r.match(ctx, claim, obs.class, f)
+		if errors.Is(err, errLostRace) {
+			log.FromContext(ctx).V(1).Info("Lost the race for every candidate address", "family", f)
+			result.RequeueAfter = lostRaceRetry
+		} else if err != nil {
+			return ctrl.Result{}, err
+		}
+		if a != nil {
+			obs.hold(a)
+		} else {
+			obs.waits[f] = wait
+		}
+	}
+	return result, r.writeStatus(ctx, claim, claimStatus(obs))
+}
+
+// errLostRace: every candidate address was taken by another claim between the
+// cache read and the write. The pass retries after lostRaceRetry.
+var errLostRace = errors.New("lost the race for every candidate address")
+
+const lostRaceRetry = 100 * time.Millisecond
+
+// hold records an address bound to the claim, by family.
+func (o *claimObservation) hold(a *v1alpha1.IPAddress) {
+	f := a.Family()
+	if a.Status.Phase == v1alpha1.AddressLost {
+		o.lost[f] = a
+		return
+	}
+	if cur := o.bound[f]; cur == nil || a.Name < cur.Name {
+		o.bound[f] = a
+	}
+}
+
+// collect returns the addresses bound to the claim (claimRef with its UID) and
+// those pre-bound to it (claimRef without a UID), each sorted by name. Bindings
+// this process wrote but the cache does not show yet count as bound.
+func (r *ClaimReconciler) collect(ctx context.Context, claim *v1alpha1.IPAddressClaim) (held, preBound []*v1alpha1.IPAddress, err error) {
+	list := &v1alpha1.IPAddressList{}
+	if err := r.List(ctx, list, client.MatchingFields{indexAddressByClaim: claim.ClaimKey()}); err != nil {
+		return nil, nil, err
+	}
+	seen := map[string]bool{}
+	for _, a := range r.pending.forClaim(claim.UID) {
+		held = append(held, a)
+		seen[a.Name] = true
+	}
+	for i := range list.Items {
+		a := &list.Items[i]
+		switch {
+		case seen[a.Name]:
+		case a.Spec.ClaimRef.UID == claim.UID:
+			held = append(held, a)
+		case a.Spec.ClaimRef.UID == "":
+			preBound = append(preBound, a)
+		}
+	}
+	byName := func(a, b *v1alpha1.IPAddress) int { return strings.Compare(a.Name, b.Name) }
+	slices.SortFunc(held, byName)
+	slices.SortFunc(preBound, byName)
+	return held, preBound, nil
+}
+
+// resolveClass finds the claim's class: spec.className, else the sticky
+// status.className, else the single default class.
+func (r *ClaimReconciler) resolveClass(ctx context.Context, claim *v1alpha1.IPAddressClaim) (classResolution, error) {
+	res := classResolution{consulted: true}
+	name := claimClassName(claim)
+	if name == "" {
+		list := &v1alpha1.IPAddressClassList{}
+		if err := r.List(ctx, list, client.MatchingFields{indexDefaultClass: "true"}); err != nil {
+			return res, err
+		}
+		var defaults []string
+		for _, c := range list.Items {
+			if c.DeletionTimestamp == nil {
+				defaults = append(defaults, c.Name)
+			}
+		}
+		slices.Sort(defaults)
+		switch len(defaults) {
+		case 0:
+			res.reason = v1alpha1.ReasonNoDefaultClass
+			res.message = fmt.Sprintf("spec.className is empty and no IPAddressClass is annotated %s=true", v1alpha1.AnnotationIsDefaultClass)
+			return res, nil
+		case 1:
+			name = defaults[0]
+		default:
+			res.reason = v1alpha1.ReasonMultipleDefaultClasses
+			res.message = fmt.Sprintf("spec.className is empty and %d classes are annotated as the default (%s); the core refuses to guess",
+				len(defaults), strings.Join(defaults, ", "))
+			return res, nil
+		}
+	}
+	class := &v1alpha1.IPAddressClass{}
+	if err := r.Get(ctx, client.ObjectKey{Name: name}, class); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return res, err
+		}
+		res.reason, res.message = v1alpha1.ReasonClassNotFound, fmt.Sprintf("IPAddressClass %s not found", name)
+		return res, nil
+	}
+	if class.DeletionTimestamp != nil {
+		res.reason, res.message = v1alpha1.ReasonClassNotFound, fmt.Sprintf("IPAddressClass %s is being deleted", name)
+		return res, nil
+	}
+	res.name, res.provisioner = class.Name, class.Spec.Provisioner
+	res.reason = v1alpha1.ReasonResolved
+	res.message = fmt.Sprintf("Resolved to IPAddressClass %s (provisioner %s)", class.Name, class.Spec.Provisioner)
+	return res, nil
+}
+
+// claimClassName is the class a claim names or has stuck to, if any.
+func claimClassName(c *v1alpha1.IPAddressClaim) string {
+	if c.Spec.ClassName != "" {
+		return c.Spec.ClassName
+	}
+	return c.Status.ClassName
+}
+
+// ensureMetadata adds the protection finalizer and stamps the resolved
+// class's provisioner, in one write.
+func (r *ClaimReconciler) ensureMetadata(ctx context.Context, claim *v1alpha1.IPAddressClaim, class classResolution) error {
+	orig := claim.DeepCopy()
+	controllerutil.AddFinalizer(claim, v1alpha1.FinalizerClaimProtection)
+	if class.resolved() && claim.Annotations[v1alpha1.AnnotationProvisioner] != class.provisioner {
+		if claim.Annotations == nil {
+			claim.Annotations = map[string]string{}
+		}
+		claim.Annotations[v1alpha1.AnnotationProvisioner] = class.provisioner
+	}
+	if equality.Semantic.DeepEqual(orig.ObjectMeta, claim.ObjectMeta) {
+		return nil
+	}
+	return r.Patch(ctx, claim, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+}
+
+// considerPreBinding accepts a pre-binding that fits the claim by completing
+// its UID, or says why not.
+func (r *ClaimReconciler) considerPreBinding(ctx context.Context, o *claimObservation, a *v1alpha1.IPAddress) error {
+	className := claimClassName(o.claim)
+	if o.class.resolved() {
+		className = o.class.name
+	}
+	dup, err := duplicateOf(ctx, r.Client, a)
+	if err != nil {
+		return err
+	}
+	refusal := preBindingRefusal(o.claim, className, a, o.bound, dup)
+	if refusal != "" {
+		r.Recorder.Eventf(o.claim, a, corev1.EventTypeWarning, v1alpha1.EventPreBindingRefused, "Bind",
+			"IPAddress %s (%s) is pre-bound to this claim but cannot be accepted: %s", a.Name, a.Spec.Address, refusal)
+		return nil
+	}
+	if className == "" {
+		return nil // nothing to compare the address's class with yet
+	}
+	bound, err := r.bind(ctx, o.claim, a)
+	if err != nil || bound == nil {
+		return err
+	}
+	o.hold(bound)
+	return nil
+}
+
+// preBindingRefusal says why a claim cannot accept an address pre-bound to it,
+// or "" if it can (or cannot judge yet).
+func preBindingRefusal(claim *v1alpha1.IPAddressClaim, className string, a *v1alpha1.IPAddress,
+	bound map[v1alpha1.IPFamily]*v1alpha1.IPAddress, duplicate string) string {
+	family := a.Family()
+	switch {
+	case family == "":
+		return fmt.Sprintf("spec.address %q is not an IP address", a.Spec.Address)
+	case duplicate != "":
+		return fmt.Sprintf("IPAddress %s already has address %s", duplicate, a.Spec.Address)
+	case a.DeletionTimestamp != nil:
+		return "the address is being deleted"
+	case a.Status.Phase == v1alpha1.AddressReleased:
+		return "the address is Released (it was reclaimed while the claim it names did not exist); clear its spec.claimRef to recycle it"
+	case a.Status.Phase == v1alpha1.AddressConflict || a.Status.Phase == v1alpha1.AddressLost:
+		return fmt.Sprintf("the address is %s", a.Status.Phase)
+	case claim.Spec.AddressName != "" && claim.Spec.AddressName != a.Name:
+		return fmt.Sprintf("the claim names IPAddress %s in spec.addressName", claim.Spec.AddressName)
+	case !slices.Contains(claim.Spec.Family.Families(), family):
+		return fmt.Sprintf("the address is %s and the claim asks for %s", family, familyText(claim.Spec.Family))
+	case bound[family] != nil:
+		return fmt.Sprintf("the claim already holds an %s address, %s (%s)", family, bound[family].Name, bound[family].Spec.Address)
+	case className != "" && a.Spec.ClassName != className:
+		return fmt.Sprintf("the address is of class %s and the claim's class is %s", a.Spec.ClassName, className)
+	}
+	return ""
+}
+
+// match binds an address for a missing family: the one the claim names, or
+// the smallest Available one of its class. It returns the bound address, or
+// why the family waits.
+func (r *ClaimReconciler) match(ctx context.Context, claim *v1alpha1.IPAddressClaim, class classResolution,
+	family v1alpha1.IPFamily) (*v1alpha1.IPAddress, familyWait, error) {
+	if name := claim.Spec.AddressName; name != "" {
+		return r.matchNamed(ctx, claim, class, family, name)
+	}
+	names := r.available.candidates(class.name, family, 8, r.pending.isPending)
+	for _, name := range names {
+		a := &v1alpha1.IPAddress{}
+		if err := r.Get(ctx, client.ObjectKey{Name: name}, a); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, familyWait{}, err
+		}
+		if !isAvailable(a) || a.Spec.ClassName != class.name || a.Family() != family {
+			continue
+		}
+		bound, err := r.bind(ctx, claim, a)
+		if err != nil || bound != nil {
+			return bound, familyWait{}, err
+		}
+	}
+	if len(names) > 0 {
+		// Every candidate went to another claim first; look again soon.
+		return nil, familyWait{v1alpha1.ReasonWaitingForProvisioning,
+			fmt.Sprintf("Other claims took the Available %s addresses of class %s first; looking again", family, class.name)}, errLostRace
+	}
+	return nil, familyWait{v1alpha1.ReasonWaitingForProvisioning,
+		fmt.Sprintf("Waiting for %s to provision an %s address of class %s", class.provisioner, family, class.name)}, nil
+}
+
+func (r *ClaimReconciler) matchNamed(ctx context.Context, claim *v1alpha1.IPAddressClaim, class classResolution,
+	family v1alpha1.IPFamily, name string) (*v1alpha1.IPAddress, familyWait, error) {
+	wait := func(format string, args ...any) (*v1alpha1.IPAddress, familyWait, error) {
+		return nil, familyWait{v1alpha1.ReasonWaitingForAddress, fmt.Sprintf("Waiting for IPAddress %s: ", name) + fmt.Sprintf(format, args...)}, nil
+	}
+	a := &v1alpha1.IPAddress{}
+	if err := r.Get(ctx, client.ObjectKey{Name: name}, a); err != nil {
+		if apierrors.IsNotFound(err) {
+			return wait("it does not exist yet")
+		}
+		return nil, familyWait{}, err
+	}
+	switch ref := a.Spec.ClaimRef; {
+	case ref != nil && ref.Key() == claim.ClaimKey() && ref.UID != "" && ref.UID != claim.UID:
+		return wait("it is bound to an earlier claim of this name (uid %s)", ref.UID)
+	case ref != nil && ref.Key() != claim.ClaimKey():
+		return wait("it is bound to claim %s", ref.Key())
+	case a.Spec.ClassName != class.name:
+		return wait("it is of class %s, not %s", a.Spec.ClassName, class.name)
+	case a.Family() != family:
+		return wait("it is %s and the claim asks for %s", a.Family(), familyText(claim.Spec.Family))
+	case !isAvailable(a):
+		return wait("it is %s", phaseOrNew(a))
+	}
+	bound, err := r.bind(ctx, claim, a)
+	if err != nil || bound != nil {
+		return bound, familyWait{}, err
+	}
+	return wait("another claim bound it first")
+}
+
+// familyText names what a claim of family f asks for.
+func familyText(f v1alpha1.IPFamily) string {
+	fs := f.Families()
+	parts := make([]string, len(fs))
+	for i, x := range fs {
+		parts[i] = string(x)
+	}
+	return strings.Join(parts, " and ")
+}
+
+func phaseOrNew(a *v1alpha1.IPAddress) string {
+	if a.Status.Phase == "" {
+		return "not yet processed"
+	}
+	return string(a.Status.Phase)
+}
+
+// bind writes claimRef, with the claim's UID, on an address read from the
+// cache. Optimistic concurrency makes a stale read fail instead of stealing:
+// it returns nil, nil when the address changed meanwhile.
+func (r *ClaimReconciler) bind(ctx context.Context, claim *v1alpha1.IPAddressClaim, a *v1alpha1.IPAddress) (*v1alpha1.IPAddress, error) {
+	orig := a.DeepCopy()
+	a.Spec.ClaimRef = &v1alpha1.ClaimReference{Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID}
+	if err := r.Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	r.pending.record(claim.UID, a)
+	log.FromContext(ctx).Info("Bound address", "ipaddress", a.Name, "address", a.Spec.Address)
+	r.Recorder.Eventf(claim, a, corev1.EventTypeNormal, v1alpha1.EventBound, "Bind", "Bound IPAddress %s (%s)", a.Name, a.Spec.Address)
+	return a, nil
+}
+
+// writeStatus writes the claim's status if it changed.
+func (r *ClaimReconciler) writeStatus(ctx context.Context, claim *v1alpha1.IPAddressClaim, st v1alpha1.IPAddressClaimStatus) error {
+	if equality.Semantic.DeepEqual(claim.Status, st) {
+		return nil
+	}
+	orig := claim.DeepCopy()
+	claim.Status = st
+	if err := r.Status().Patch(ctx, claim, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		// A conflict means a newer claim is on its way from the informer
+		// and will be reconciled.
+		return ignoreConflict(err)
+	}
+	if st.Phase == v1alpha1.ClaimBound && (orig.Status.Phase == "" || orig.Status.Phase == v1alpha1.ClaimPending) {
+		r.metrics.observeBind(r.Clock.Since(claim.CreationTimestamp.Time))
+	}
+	return nil
+}
+
+// reclaim applies each bound address's reclaim policy, then lets the claim go.
+func (r *ClaimReconciler) reclaim(ctx context.Context, claim *v1alpha1.IPAddressClaim) error {
+	if !controllerutil.ContainsFinalizer(claim, v1alpha1.FinalizerClaimProtection) {
+		return nil
+	}
+	held, _, err := r.collect(ctx, claim)
+	if err != nil {
+		return err
+	}
+	now := metav1.NewTime(r.Clock.Now())
+	for _, a := range held {
+		if err := reclaimAddress(ctx, r.Client, r.Recorder, a, "claim "+claim.ClaimKey()+" was deleted", now); err != nil {
+			return err
+		}
+	}
+	orig := claim.DeepCopy()
+	controllerutil.RemoveFinalizer(claim, v1alpha1.FinalizerClaimProtection)
+	if err := r.Patch(ctx, claim, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	r.pending.forgetClaim(claim.UID)
+	return nil
+}
+
+func ignoreConflict(err error) error {
+	if apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}

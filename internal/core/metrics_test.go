@@ -1,0 +1,81 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package core_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	dto "github.com/prometheus/client_model/go"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	b "github.com/cozystack/address-controller/test/builder"
+)
+
+// metricValue reads one sample from the manager's registry: a gauge's value
+// or a histogram's count, for the series whose labels include want.
+func metricValue(g Gomega, name string, want map[string]string) float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if hasLabels(m, want) {
+				if h := m.GetHistogram(); h != nil {
+					return float64(h.GetSampleCount())
+				}
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+func hasLabels(m *dto.Metric, want map[string]string) bool {
+	found := 0
+	for _, l := range m.GetLabel() {
+		if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+			found++
+		}
+	}
+	return found == len(want)
+}
+
+func TestMetrics(t *testing.T) {
+	g := NewWithT(t)
+	startCore(t)
+	ns, class := namespace(t), testName(t)
+	bindsBefore := metricValue(g, "address_controller_claim_bind_duration_seconds", nil)
+	create(g, b.Class(class, provisioner), b.Address(class+"-a", "198.18.17.1", class), b.Address(class+"-b", "198.18.17.2", class))
+	g.Eventually(func() float64 {
+		return metricValue(g, "address_controller_ipaddresses", map[string]string{"class": class, "phase": "Available"})
+	}, timeout, tick).Should(Equal(2.0))
+
+	create(g, b.Claim(ns, "web", b.OfClass(class)))
+	g.Eventually(stateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	g.Eventually(func() []float64 {
+		return []float64{
+			metricValue(g, "address_controller_ipaddresses", map[string]string{"class": class, "phase": "Available"}),
+			metricValue(g, "address_controller_ipaddresses", map[string]string{"class": class, "phase": "Bound"}),
+		}
+	}, timeout, tick).Should(Equal([]float64{1, 1}))
+	g.Expect(metricValue(g, "address_controller_ipaddressclaims", map[string]string{"phase": "Bound"})).To(BeNumerically(">=", 1))
+	g.Expect(metricValue(g, "address_controller_claim_bind_duration_seconds", nil)).To(BeNumerically(">=", bindsBefore+1))
+}

@@ -1,0 +1,136 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package builder makes API objects for tests: small constructors with
+// options, instead of YAML copied between tests.
+package builder
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// ClassOption modifies a class under construction.
+type ClassOption func(*v1alpha1.IPAddressClass)
+
+// Class returns an IPAddressClass served by provisioner.
+func Class(name, provisioner string, opts ...ClassOption) *v1alpha1.IPAddressClass {
+	c := &v1alpha1.IPAddressClass{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       v1alpha1.IPAddressClassSpec{Provisioner: provisioner},
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Default marks the class as the default class.
+func Default() ClassOption {
+	return func(c *v1alpha1.IPAddressClass) {
+		metav1.SetMetaDataAnnotation(&c.ObjectMeta, v1alpha1.AnnotationIsDefaultClass, "true")
+	}
+}
+
+// ReleaseDelay sets spec.releaseDelay.
+func ReleaseDelay(d time.Duration) ClassOption {
+	return func(c *v1alpha1.IPAddressClass) { c.Spec.ReleaseDelay = &metav1.Duration{Duration: d} }
+}
+
+// ClassReclaim sets spec.reclaimPolicy.
+func ClassReclaim(p v1alpha1.ReclaimPolicy) ClassOption {
+	return func(c *v1alpha1.IPAddressClass) { c.Spec.ReclaimPolicy = p }
+}
+
+// Parameters sets spec.parameters from JSON.
+func Parameters(json string) ClassOption {
+	return func(c *v1alpha1.IPAddressClass) { c.Spec.Parameters = &runtime.RawExtension{Raw: []byte(json)} }
+}
+
+// AddressOption modifies an address under construction.
+type AddressOption func(*v1alpha1.IPAddress)
+
+// Address returns an IPAddress carved from its class's range.
+func Address(name, ip, class string, opts ...AddressOption) *v1alpha1.IPAddress {
+	a := &v1alpha1.IPAddress{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.IPAddressSpec{
+			Address:   ip,
+			ClassName: class,
+			Source:    v1alpha1.AddressSource{FromClass: &v1alpha1.FromClassSource{}},
+		},
+	}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
+}
+
+// PreBound sets claimRef without a UID: a pre-binding the claim completes.
+func PreBound(namespace, claim string) AddressOption {
+	return BoundTo(namespace, claim, "")
+}
+
+// BoundTo sets claimRef.
+func BoundTo(namespace, claim string, uid types.UID) AddressOption {
+	return func(a *v1alpha1.IPAddress) {
+		a.Spec.ClaimRef = &v1alpha1.ClaimReference{Namespace: namespace, Name: claim, UID: uid}
+	}
+}
+
+// Reclaim sets spec.reclaimPolicy.
+func Reclaim(p v1alpha1.ReclaimPolicy) AddressOption {
+	return func(a *v1alpha1.IPAddress) { a.Spec.ReclaimPolicy = p }
+}
+
+// Held sets the held annotation.
+func Held() AddressOption {
+	return func(a *v1alpha1.IPAddress) {
+		metav1.SetMetaDataAnnotation(&a.ObjectMeta, v1alpha1.AnnotationHeld, "true")
+	}
+}
+
+// ClaimOption modifies a claim under construction.
+type ClaimOption func(*v1alpha1.IPAddressClaim)
+
+// Claim returns an IPAddressClaim.
+func Claim(namespace, name string, opts ...ClaimOption) *v1alpha1.IPAddressClaim {
+	c := &v1alpha1.IPAddressClaim{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// OfClass sets spec.className.
+func OfClass(class string) ClaimOption {
+	return func(c *v1alpha1.IPAddressClaim) { c.Spec.ClassName = class }
+}
+
+// Family sets spec.family.
+func Family(f v1alpha1.IPFamily) ClaimOption {
+	return func(c *v1alpha1.IPAddressClaim) { c.Spec.Family = f }
+}
+
+// Named sets spec.addressName.
+func Named(address string) ClaimOption {
+	return func(c *v1alpha1.IPAddressClaim) { c.Spec.AddressName = address }
+}
