@@ -1,0 +1,41 @@
+{{/*
+Names and labels shared by every template of the chart.
+
+The chart installs cluster-scoped objects (ClusterRoleBindings, an admission
+policy) and binds the generated ClusterRole address-controller-manager, so it
+is installed once per cluster: names come from the chart, not the release.
+*/}}
+
+{{/* fullname names every object of the chart; fullnameOverride replaces it. */}}
+{{- define "address-controller.fullname" -}}
+{{- default .Chart.Name .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* chart is the helm.sh/chart label: name and version. */}}
+{{- define "address-controller.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* selectorLabels select the manager's pods; they never change on upgrade. */}}
+{{- define "address-controller.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* labels go on every object the chart writes. */}}
+{{- define "address-controller.labels" -}}
+helm.sh/chart: {{ include "address-controller.chart" . }}
+{{ include "address-controller.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/* serviceAccountName is the identity the manager runs as. */}}
+{{- define "address-controller.serviceAccountName" -}}
+{{- include "address-controller.fullname" . -}}
+{{- end -}}
+
+{{/* image is the manager's image reference; the tag defaults to appVersion. */}}
+{{- define "address-controller.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}

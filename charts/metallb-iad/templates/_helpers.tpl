@@ -1,0 +1,51 @@
+{{/*
+Names and labels shared by every template of the chart.
+
+The chart installs cluster-scoped objects (ClusterRoleBindings, an admission
+policy) and binds the generated ClusterRole metallb-iad-manager, so it
+is installed once per cluster: names come from the chart, not the release.
+*/}}
+
+{{/* fullname names every object of the chart; fullnameOverride replaces it. */}}
+{{- define "metallb-iad.fullname" -}}
+{{- default .Chart.Name .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* chart is the helm.sh/chart label: name and version. */}}
+{{- define "metallb-iad.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* selectorLabels select the manager's pods; they never change on upgrade. */}}
+{{- define "metallb-iad.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* labels go on every object the chart writes. */}}
+{{- define "metallb-iad.labels" -}}
+helm.sh/chart: {{ include "metallb-iad.chart" . }}
+{{ include "metallb-iad.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/* serviceAccountName is the identity the manager runs as. */}}
+{{- define "metallb-iad.serviceAccountName" -}}
+{{- include "metallb-iad.fullname" . -}}
+{{- end -}}
+
+{{/* image is the manager's image reference; the tag defaults to appVersion. */}}
+{{- define "metallb-iad.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+
+{{/* serviceAccountUsername is the user name the API server sees the driver as. */}}
+{{- define "metallb-iad.serviceAccountUsername" -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "metallb-iad.serviceAccountName" .) -}}
+{{- end -}}
+
+{{/* placeholderNamespace holds the placeholder Services; empty means the release namespace. */}}
+{{- define "metallb-iad.placeholderNamespace" -}}
+{{- .Values.placeholderNamespace | default .Release.Namespace -}}
+{{- end -}}

@@ -1,0 +1,130 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package charts
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/cozystack/address-controller/test/cluster"
+)
+
+// The two charts, in the order they are installed.
+const (
+	coreChart   = "address-controller"
+	driverChart = "metallb-iad"
+)
+
+// repoPath returns a path inside the repository.
+func repoPath(t *testing.T, elem ...string) string {
+	t.Helper()
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		t.Fatalf("finding the repository root: %v", err)
+	}
+	return filepath.Join(append([]string{root}, elem...)...)
+}
+
+// chartDir is the folder of chart name.
+func chartDir(t *testing.T, name string) string {
+	t.Helper()
+	return repoPath(t, "charts", name)
+}
+
+// allOptions is the values file that switches on every option of chart name.
+func allOptions(t *testing.T, name string) string {
+	t.Helper()
+	return repoPath(t, "test", "charts", "testdata", name+"-all-options.yaml")
+}
+
+// runHelm runs bin/helm with args and returns its standard output, or an
+// error carrying its standard error.
+func runHelm(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	bin := repoPath(t, "bin", "helm")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("no helm at %s: run make helm", bin)
+	}
+	cmd := exec.CommandContext(t.Context(), bin, args...)
+	// Keep helm's caches and configuration out of the user's home.
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(),
+		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
+		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
+		"HELM_DATA_HOME="+filepath.Join(home, "data"),
+	)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), errors.New(strings.TrimSpace(stderr.String() + "\n" + stdout.String()))
+	}
+	return stdout.String(), nil
+}
+
+// render runs helm template for chart as release in namespace, with extra
+// arguments (--set, -f), and decodes every object it renders.
+func render(t *testing.T, chart, release, namespace string, args ...string) []*unstructured.Unstructured {
+	t.Helper()
+	out, err := runHelm(t, append([]string{"template", release, chartDir(t, chart), "--namespace", namespace}, args...)...)
+	if err != nil {
+		t.Fatalf("helm template %s %v: %v", chart, args, err)
+	}
+	objs, err := decodeObjects(out)
+	if err != nil {
+		t.Fatalf("decoding what helm template %s %v rendered: %v", chart, args, err)
+	}
+	return objs
+}
+
+// decodeObjects splits a multi-document YAML stream into objects, skipping
+// empty documents.
+func decodeObjects(stream string) ([]*unstructured.Unstructured, error) {
+	decoder := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(stream), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := decoder.Decode(&obj.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, err
+		}
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
+	}
+}
+
+// ofKind returns the objects of kind.
+func ofKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			out = append(out, o)
+		}
+	}
+	return out
+}

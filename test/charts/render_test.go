@@ -1,0 +1,285 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package charts
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The labels every object of both charts carries.
+var standardLabels = []string{
+	"app.kubernetes.io/name",
+	"app.kubernetes.io/instance",
+	"app.kubernetes.io/version",
+	"app.kubernetes.io/managed-by",
+	"helm.sh/chart",
+}
+
+// renderings are the value sets each chart is rendered with: the defaults,
+// and every option switched on.
+func renderings(t *testing.T, chart string) map[string][]string {
+	return map[string][]string{
+		"default values": nil,
+		"every option":   {"-f", allOptions(t, chart)},
+	}
+}
+
+// TestRenderedObjectsAreAccepted renders both charts with default values and
+// with every option switched on, and has a real API server accept every
+// object with a server-side dry run, after applying the core chart's CRDs.
+func TestRenderedObjectsAreAccepted(t *testing.T) {
+	g := NewWithT(t)
+	c := startCluster(t)
+	ctx := t.Context()
+	scheme := runtime.NewScheme()
+	g.Expect(apiextensionsv1.AddToScheme(scheme)).To(Succeed())
+	g.Expect(corev1.AddToScheme(scheme)).To(Succeed())
+	k, err := client.New(c.Config, client.Options{Scheme: scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	applyChartCRDs(t, k)
+
+	const namespace = "charts-dry-run"
+	g.Expect(k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
+
+	for _, chart := range []string{coreChart, driverChart} {
+		for name, args := range renderings(t, chart) {
+			t.Run(chart+" with "+name, func(t *testing.T) {
+				g := NewWithT(t)
+				objs := render(t, chart, chart, namespace, args...)
+				g.Expect(objs).NotTo(BeEmpty())
+				for _, obj := range objs {
+					id := obj.GetKind() + " " + obj.GetName()
+					// The manager's ClusterRole is controller-gen output, copied
+					// verbatim: it carries no labels.
+					if !(obj.GetKind() == "ClusterRole" && obj.GetName() == chart+"-manager") {
+						for _, l := range standardLabels {
+							g.Expect(obj.GetLabels()).To(HaveKey(l), "%s lacks label %s", id, l)
+						}
+					}
+					gvk := obj.GroupVersionKind()
+					mapping, err := k.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+					g.Expect(err).NotTo(HaveOccurred(), "the API server serves %s", id)
+					if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+						g.Expect(obj.GetNamespace()).To(Equal(namespace), "%s is in the release namespace", id)
+					} else {
+						g.Expect(obj.GetNamespace()).To(BeEmpty(), "%s is cluster-scoped", id)
+					}
+					g.Expect(k.Create(ctx, obj, client.DryRunAll)).To(Succeed(), "the API server accepts %s", id)
+				}
+			})
+		}
+	}
+}
+
+// applyChartCRDs applies the core chart's crds/ for real and waits until each
+// is established.
+func applyChartCRDs(t *testing.T, k client.Client) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := t.Context()
+	files, err := filepath.Glob(filepath.Join(chartDir(t, coreChart), "crds", "*.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(files).NotTo(BeEmpty(), "the core chart carries the CRDs")
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		g.Expect(err).NotTo(HaveOccurred())
+		objs, err := decodeObjects(string(raw))
+		g.Expect(err).NotTo(HaveOccurred(), f)
+		for _, obj := range objs {
+			g.Expect(obj.GetKind()).To(Equal("CustomResourceDefinition"), f)
+			obj.SetManagedFields(nil)
+			g.Expect(k.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("charts-test"), client.ForceOwnership)).To(Succeed(), f)
+			g.Eventually(func(g Gomega) {
+				crd := &apiextensionsv1.CustomResourceDefinition{}
+				g.Expect(k.Get(ctx, client.ObjectKeyFromObject(obj), crd)).To(Succeed())
+				g.Expect(crd.Status.Conditions).To(ContainElement(And(
+					HaveField("Type", apiextensionsv1.Established),
+					HaveField("Status", apiextensionsv1.ConditionTrue),
+				)))
+			}, 30*time.Second, 200*time.Millisecond).Should(Succeed(), obj.GetName())
+		}
+	}
+}
+
+// deployment returns the one Deployment among objs.
+func deployment(g Gomega, objs []*unstructured.Unstructured) *unstructured.Unstructured {
+	deps := ofKind(objs, "Deployment")
+	g.Expect(deps).To(HaveLen(1))
+	return deps[0]
+}
+
+// managerContainer returns the manager container of a rendered Deployment.
+func managerContainer(g Gomega, dep *unstructured.Unstructured) map[string]any {
+	containers, _, err := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(containers).To(HaveLen(1))
+	g.Expect(containers[0]).To(HaveKeyWithValue("name", "manager"))
+	return containers[0].(map[string]any)
+}
+
+// appVersion reads the appVersion of chart.
+func appVersion(t *testing.T, chart string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(chartDir(t, chart), "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := decodeObjects(string(raw))
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("reading %s/Chart.yaml: %v", chart, err)
+	}
+	v, _, _ := unstructured.NestedString(objs[0].Object, "appVersion")
+	return v
+}
+
+// TestRenderedManager checks what each chart renders for its manager: image,
+// arguments, probes, security context, identity and its bindings.
+func TestRenderedManager(t *testing.T) {
+	const ns = "ipam-system"
+	for _, tc := range []struct {
+		chart, manager string
+		// args are the manager's arguments with default values.
+		args []string
+	}{{
+		chart: coreChart, manager: "address-controller",
+		args: []string{
+			"--leader-elect", "--leader-election-namespace=" + ns,
+			"--metrics-bind-address=:8443", "--health-probe-bind-address=:8081", "--zap-log-level=info",
+		},
+	}, {
+		chart: driverChart, manager: "metallb-iad",
+		args: []string{
+			"--placeholder-namespace=" + ns, "--metallb-namespace=metallb-system",
+			"--leader-elect", "--leader-election-namespace=" + ns,
+			"--metrics-bind-address=:8443", "--health-probe-bind-address=:8081", "--zap-log-level=info",
+		},
+	}} {
+		t.Run(tc.chart+" with default values", func(t *testing.T) {
+			g := NewWithT(t)
+			objs := render(t, tc.chart, "any-release-name", ns)
+			dep := deployment(g, objs)
+			g.Expect(dep.GetName()).To(Equal(tc.manager))
+			g.Expect(dep.Object).To(HaveKeyWithValue("spec", HaveKeyWithValue("replicas", BeNumerically("==", 1))))
+			m := managerContainer(g, dep)
+			g.Expect(m).To(HaveKeyWithValue("image", "ghcr.io/cozystack/"+tc.manager+":"+appVersion(t, tc.chart)))
+			g.Expect(m).To(HaveKeyWithValue("args", BeEquivalentTo(toAny(tc.args))))
+			g.Expect(m).To(HaveKeyWithValue("livenessProbe", HaveKeyWithValue("httpGet", HaveKeyWithValue("path", "/healthz"))))
+			g.Expect(m).To(HaveKeyWithValue("readinessProbe", HaveKeyWithValue("httpGet", HaveKeyWithValue("path", "/readyz"))))
+			g.Expect(m).To(HaveKeyWithValue("ports", ContainElements(
+				And(HaveKeyWithValue("name", "https"), HaveKeyWithValue("containerPort", BeNumerically("==", 8443))),
+				And(HaveKeyWithValue("name", "probes"), HaveKeyWithValue("containerPort", BeNumerically("==", 8081))),
+			)))
+			g.Expect(m).To(HaveKeyWithValue("securityContext", And(
+				HaveKeyWithValue("runAsNonRoot", true),
+				HaveKeyWithValue("readOnlyRootFilesystem", true),
+				HaveKeyWithValue("allowPrivilegeEscalation", false),
+				HaveKeyWithValue("capabilities", HaveKeyWithValue("drop", ConsistOf("ALL"))),
+				HaveKeyWithValue("seccompProfile", HaveKeyWithValue("type", "RuntimeDefault")),
+			)))
+			g.Expect(dep.Object).To(HaveKeyWithValue("spec", HaveKeyWithValue("template", HaveKeyWithValue("spec",
+				HaveKeyWithValue("serviceAccountName", tc.manager)))))
+
+			sas := ofKind(objs, "ServiceAccount")
+			g.Expect(sas).To(HaveLen(1))
+			g.Expect(sas[0].GetName()).To(Equal(tc.manager))
+			g.Expect(sas[0].GetNamespace()).To(Equal(ns))
+
+			subject := map[string]any{"kind": "ServiceAccount", "name": tc.manager, "namespace": ns}
+			bindings := map[string]map[string]any{}
+			for _, b := range ofKind(objs, "ClusterRoleBinding") {
+				bindings[b.GetName()] = b.Object
+			}
+			g.Expect(bindings).To(HaveKeyWithValue(tc.manager+"-manager", And(
+				HaveKeyWithValue("roleRef", HaveKeyWithValue("name", tc.manager+"-manager")),
+				HaveKeyWithValue("subjects", ConsistOf(subject)),
+			)), "the manager is bound to the ClusterRole controller-gen writes")
+			g.Expect(bindings).To(HaveKeyWithValue(tc.manager+"-metrics-auth",
+				HaveKeyWithValue("subjects", ConsistOf(subject))))
+			g.Expect(ofKind(objs, "RoleBinding")).To(ConsistOf(HaveField("Object", And(
+				HaveKeyWithValue("metadata", HaveKeyWithValue("namespace", ns)),
+				HaveKeyWithValue("subjects", ConsistOf(subject)),
+			))), "the leader-election Role is bound in the release namespace")
+
+			svcs := ofKind(objs, "Service")
+			g.Expect(svcs).To(HaveLen(1))
+			g.Expect(svcs[0].Object).To(HaveKeyWithValue("spec", HaveKeyWithValue("ports", ConsistOf(And(
+				HaveKeyWithValue("name", "https"), HaveKeyWithValue("port", BeNumerically("==", 8443)))))))
+
+			g.Expect(ofKind(objs, "Namespace")).To(BeEmpty())
+			g.Expect(ofKind(objs, "ValidatingAdmissionPolicy")).To(BeEmpty(), "the admission policy is off by default")
+			g.Expect(ofKind(objs, "ValidatingAdmissionPolicyBinding")).To(BeEmpty())
+		})
+
+		t.Run(tc.chart+" without leader election", func(t *testing.T) {
+			g := NewWithT(t)
+			m := managerContainer(g, deployment(g, render(t, tc.chart, tc.chart, ns, "--set", "leaderElection=false")))
+			g.Expect(m).To(HaveKeyWithValue("args", And(
+				Not(ContainElement("--leader-elect")),
+				ContainElement("--metrics-bind-address=:8443"),
+			)))
+		})
+
+		t.Run(tc.chart+" with image tag, log level and extra arguments", func(t *testing.T) {
+			g := NewWithT(t)
+			m := managerContainer(g, deployment(g, render(t, tc.chart, tc.chart, ns,
+				"--set", "image.tag=v9.8.7", "--set", "logLevel=debug", "--set", "extraArgs={--enable-http2}")))
+			g.Expect(m).To(HaveKeyWithValue("image", "ghcr.io/cozystack/"+tc.manager+":v9.8.7"))
+			args := m["args"].([]any)
+			g.Expect(args).To(ContainElement("--zap-log-level=debug"))
+			g.Expect(args[len(args)-1]).To(Equal("--enable-http2"), "extra arguments come last")
+		})
+	}
+
+	t.Run("metallb-iad creates a placeholder namespace other than its own", func(t *testing.T) {
+		g := NewWithT(t)
+		objs := render(t, driverChart, driverChart, ns, "--set", "placeholderNamespace=ipam-placeholders", "--set", "metallbNamespace=metallb")
+		g.Expect(managerContainer(g, deployment(g, objs))).To(HaveKeyWithValue("args", ContainElements(
+			"--placeholder-namespace=ipam-placeholders", "--metallb-namespace=metallb")))
+		namespaces := ofKind(objs, "Namespace")
+		g.Expect(namespaces).To(HaveLen(1))
+		g.Expect(namespaces[0].GetName()).To(Equal("ipam-placeholders"))
+		g.Expect(namespaces[0].GetAnnotations()).To(HaveKeyWithValue("helm.sh/resource-policy", "keep"),
+			"uninstalling the chart never deletes the reservations")
+	})
+
+	t.Run("metallb-iad does not create its own namespace as placeholder namespace", func(t *testing.T) {
+		g := NewWithT(t)
+		objs := render(t, driverChart, driverChart, ns, "--set", "placeholderNamespace="+ns)
+		g.Expect(ofKind(objs, "Namespace")).To(BeEmpty())
+	})
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}

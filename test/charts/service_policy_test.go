@@ -1,0 +1,260 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package charts
+
+import (
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	localv1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// serviceField is one Service field the metallb-iad policy reserves.
+type serviceField struct {
+	// name is how a denial names the field.
+	name  string
+	set   func(s *corev1.Service, value string)
+	unset func(s *corev1.Service)
+}
+
+// reservedServiceFields lists every field the policy reserves, in the order
+// the policy lists them.
+func reservedServiceFields() []serviceField {
+	var fields []serviceField
+	for _, key := range []string{
+		"metallb.io/loadBalancerIPs",
+		"metallb.io/address-pool",
+		"metallb.io/allow-shared-ip",
+		"metallb.universe.tf/loadBalancerIPs",
+		"metallb.universe.tf/address-pool",
+		"metallb.universe.tf/allow-shared-ip",
+		localv1alpha1.AnnotationPinnedBy,
+	} {
+		fields = append(fields, serviceField{
+			name:  "annotation " + key,
+			set:   func(s *corev1.Service, v string) { metav1.SetMetaDataAnnotation(&s.ObjectMeta, key, v) },
+			unset: func(s *corev1.Service) { delete(s.Annotations, key) },
+		})
+	}
+	return append(fields, serviceField{
+		name:  "spec.loadBalancerIP",
+		set:   func(s *corev1.Service, v string) { s.Spec.LoadBalancerIP = v },
+		unset: func(s *corev1.Service) { s.Spec.LoadBalancerIP = "" },
+	})
+}
+
+// reservedMessage is the denial of a write to field.
+func reservedMessage(field string) string {
+	return field + " is reserved to the metallb-iad driver; reference an IPAddressClaim with " +
+		localv1alpha1.AnnotationIPAddressClaim + " instead"
+}
+
+// Two values every reserved field accepts: annotations take any string.
+const (
+	firstIP  = "203.0.113.7"
+	secondIP = "203.0.113.8"
+)
+
+// loadBalancer builds a selectorless LoadBalancer Service.
+func loadBalancer(namespace, name string, fields ...serviceField) *corev1.Service {
+	s := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: corev1.ServiceSpec{
+			Type:                          corev1.ServiceTypeLoadBalancer,
+			AllocateLoadBalancerNodePorts: ptr.To(false),
+			Ports:                         []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}},
+		},
+	}
+	for _, f := range fields {
+		f.set(s, firstIP)
+	}
+	return s
+}
+
+// updateService reads a Service, changes it and writes the whole object back
+// as who.
+func updateService(t *testing.T, who *actor, namespace, name string, change func(*corev1.Service)) error {
+	t.Helper()
+	s, err := who.cs.CoreV1().Services(namespace).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("%s reading Service %s/%s: %v", who.name, namespace, name, err)
+	}
+	change(s)
+	_, err = who.cs.CoreV1().Services(namespace).Update(t.Context(), s, metav1.UpdateOptions{})
+	return err
+}
+
+// TestServiceFieldsPolicy installs the metallb-iad chart's admission policy
+// for real and checks, with real users, who may write the Service fields it
+// reserves.
+func TestServiceFieldsPolicy(t *testing.T) {
+	c := startCluster(t)
+	ctx := t.Context()
+
+	// The release that enforces, bound to namespaces labelled enforce, and a
+	// second, reporting one, bound to namespaces labelled report.
+	const releaseNS = "metallb-iad-system"
+	const selectorKey = "test.local.sdn.cozystack.io/service-policy"
+	applyPolicy(t, c, render(t, driverChart, driverChart, releaseNS,
+		"--set", "admissionPolicy.enabled=true",
+		"--set", "admissionPolicy.allowedUsernames={ip-admin}",
+		"--set-json", `admissionPolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"enforce"}}`,
+	))
+	applyPolicy(t, c, render(t, driverChart, driverChart, releaseNS,
+		"--set", "fullnameOverride=metallb-iad-report",
+		"--set", "admissionPolicy.enabled=true",
+		"--set-json", `admissionPolicy.validationActions=["Warn","Audit"]`,
+		"--set-json", `admissionPolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"report"}}`,
+	))
+
+	const enforced, unselected, reported = "svc-enforced", "svc-unselected", "svc-reported"
+	createNamespace(t, c, enforced, map[string]string{selectorKey: "enforce"})
+	createNamespace(t, c, unselected, nil)
+	createNamespace(t, c, reported, map[string]string{selectorKey: "report"})
+	for _, ns := range []string{enforced, unselected, reported} {
+		grantWriters(t, c, ns,
+			groupSubject("tenants"), userSubject("ip-admin"), groupSubject("kubeadm:cluster-admins"),
+			serviceAccountSubject(releaseNS, "metallb-iad"))
+	}
+
+	admin := newActor(t, "admin", c.Config) // system:masters, allowlisted by default
+	tenant := newUser(t, c, "tenant", "tenants")
+	ipAdmin := newUser(t, c, "ip-admin")                                     // allowlisted by name
+	kubeadmAdmin := newUser(t, c, "kubeadm-admin", "kubeadm:cluster-admins") // allowlisted by default group
+	driver := serviceAccount(t, c, releaseNS, "metallb-iad")
+
+	fields := reservedServiceFields()
+	pin := fields[0]
+
+	// A new policy takes a moment to become effective.
+	g := NewWithT(t)
+	g.Eventually(func() error {
+		_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "probe", pin), dryRun)
+		return err
+	}, policyTimeout, policyPoll).Should(MatchError(ContainSubstring(reservedMessage(pin.name))))
+	g.Eventually(func() []string {
+		_, err := tenant.cs.CoreV1().Services(reported).Create(ctx, loadBalancer(reported, "probe", pin), dryRun)
+		g.Expect(err).NotTo(HaveOccurred())
+		return tenant.warnings.take()
+	}, policyTimeout, policyPoll).ShouldNot(BeEmpty())
+
+	t.Run("a tenant may create and update Services without reserved fields", func(t *testing.T) {
+		g := NewWithT(t)
+		_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "plain"), metav1.CreateOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(updateService(t, tenant, enforced, "plain", func(s *corev1.Service) {
+			metav1.SetMetaDataAnnotation(&s.ObjectMeta, localv1alpha1.AnnotationIPAddressClaim, "web")
+		})).To(Succeed())
+	})
+
+	for i, f := range fields {
+		t.Run("a tenant creating a Service with "+f.name+" is denied", func(t *testing.T) {
+			g := NewWithT(t)
+			_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "create", f), metav1.CreateOptions{})
+			expectDenied(g, err, reservedMessage(f.name))
+		})
+
+		t.Run("a tenant adding "+f.name+" is denied", func(t *testing.T) {
+			g := NewWithT(t)
+			name := svcName("add", i)
+			_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, name), metav1.CreateOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			expectDenied(g, updateService(t, tenant, enforced, name, func(s *corev1.Service) { f.set(s, firstIP) }),
+				reservedMessage(f.name))
+		})
+
+		t.Run("a tenant changing or removing "+f.name+" an admin set is denied", func(t *testing.T) {
+			g := NewWithT(t)
+			name := svcName("change", i)
+			_, err := admin.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, name, f), metav1.CreateOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			expectDenied(g, updateService(t, tenant, enforced, name, func(s *corev1.Service) { f.set(s, secondIP) }),
+				reservedMessage(f.name))
+			expectDenied(g, updateService(t, tenant, enforced, name, f.unset), reservedMessage(f.name))
+		})
+
+		t.Run("[Warn, Audit] admits a tenant writing "+f.name+" with a warning naming it", func(t *testing.T) {
+			g := NewWithT(t)
+			tenant.warnings.take()
+			_, err := tenant.cs.CoreV1().Services(reported).Create(ctx, loadBalancer(reported, svcName("report", i), f), metav1.CreateOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			expectWarned(g, tenant.warnings.take(), reservedMessage(f.name))
+		})
+	}
+
+	t.Run("a denial names every reserved annotation the write touches", func(t *testing.T) {
+		g := NewWithT(t)
+		_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "two", fields[0], fields[1]), metav1.CreateOptions{})
+		expectDenied(g, err, "annotations metallb.io/loadBalancerIPs, metallb.io/address-pool are reserved to the metallb-iad driver")
+	})
+
+	t.Run("a tenant update leaving the reserved fields unchanged is admitted", func(t *testing.T) {
+		g := NewWithT(t)
+		_, err := admin.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "pinned", fields...), metav1.CreateOptions{})
+		g.Expect(err).NotTo(HaveOccurred(), "an admin (system:masters) may pin a Service")
+		g.Expect(updateService(t, tenant, enforced, "pinned", func(s *corev1.Service) {
+			metav1.SetMetaDataLabel(&s.ObjectMeta, "app", "web")
+			metav1.SetMetaDataAnnotation(&s.ObjectMeta, "example.com/owner", "team-a")
+		})).To(Succeed())
+		s, err := tenant.cs.CoreV1().Services(enforced).Get(ctx, "pinned", metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(s.Labels).To(HaveKeyWithValue("app", "web"))
+		g.Expect(s.Annotations).To(HaveKeyWithValue("metallb.io/loadBalancerIPs", firstIP))
+		g.Expect(s.Annotations).To(HaveKeyWithValue(localv1alpha1.AnnotationPinnedBy, firstIP))
+		g.Expect(s.Spec.LoadBalancerIP).To(Equal(firstIP))
+	})
+
+	for _, who := range []*actor{ipAdmin, kubeadmAdmin, driver, admin} {
+		t.Run(who.name+" may set, change and remove every reserved field", func(t *testing.T) {
+			g := NewWithT(t)
+			name := "by-" + strings.ReplaceAll(who.name, ":", "-")
+			_, err := who.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, name, fields...), metav1.CreateOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(updateService(t, who, enforced, name, func(s *corev1.Service) {
+				for _, f := range fields {
+					f.set(s, secondIP)
+				}
+			})).To(Succeed())
+			g.Expect(updateService(t, who, enforced, name, func(s *corev1.Service) {
+				for _, f := range fields {
+					f.unset(s)
+				}
+			})).To(Succeed())
+		})
+	}
+
+	t.Run("a tenant outside the namespaceSelector is admitted", func(t *testing.T) {
+		g := NewWithT(t)
+		_, err := tenant.cs.CoreV1().Services(unselected).Create(ctx, loadBalancer(unselected, "outside", fields...), metav1.CreateOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(updateService(t, tenant, unselected, "outside", func(s *corev1.Service) {
+			for _, f := range fields {
+				f.set(s, secondIP)
+			}
+		})).To(Succeed())
+		g.Expect(tenant.warnings.take()).To(BeEmpty(), "the reporting release is not bound there either")
+	})
+}
+
+func svcName(prefix string, i int) string {
+	return prefix + "-" + string(rune('a'+i))
+}
