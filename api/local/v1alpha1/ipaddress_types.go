@@ -24,7 +24,7 @@ import (
 
 // IPAddressSpec is one concrete address and, in claimRef, the single record of
 // its binding.
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.claimRef) || !has(self.claimRef) || (self.claimRef.__namespace__ == oldSelf.claimRef.__namespace__ && self.claimRef.name == oldSelf.claimRef.name && (!has(oldSelf.claimRef.uid) || oldSelf.claimRef.uid == ” || (has(self.claimRef.uid) && self.claimRef.uid == oldSelf.claimRef.uid)))",message="spec.claimRef cannot be pointed at another claim; clear it first, on a Released address"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.claimRef) || !has(self.claimRef) || (self.claimRef.__namespace__ == oldSelf.claimRef.__namespace__ && self.claimRef.name == oldSelf.claimRef.name && (!has(oldSelf.claimRef.uid) || size(oldSelf.claimRef.uid) == 0 || (has(self.claimRef.uid) && self.claimRef.uid == oldSelf.claimRef.uid)))",message="spec.claimRef cannot be pointed at another claim; clear it first, on a Released address"
 type IPAddressSpec struct {
 	// address is the IP, IPv4 or IPv6, in canonical form (IPv6 as RFC 5952
 	// writes it, e.g. 2001:db8::7). It cannot change.
