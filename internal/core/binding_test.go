@@ -27,96 +27,97 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	b "github.com/cozystack/address-controller/test/builder"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
 func TestStaticAddressesAreMatchedSmallestNameFirst(t *testing.T) {
 	g := NewWithT(t)
 	startCore(t)
-	ns, class := namespace(t), testName(t)
-	create(g, b.Class(class, provisioner),
+	ns, class := kit.Namespace(t), testkit.Name(t)
+	kit.Create(g, b.Class(class, provisioner),
 		b.Address(class+"-c", "198.18.1.3", class),
 		b.Address(class+"-a", "198.18.1.1", class),
 		b.Address(class+"-b", "198.18.1.2", class))
-	g.Eventually(stateOfAddress(g, class+"-a"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
+	g.Eventually(kit.StateOfAddress(g, class+"-a"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 
-	create(g, b.Claim(ns, "first", b.OfClass(class)))
-	g.Eventually(stateOfClaim(g, ns, "first"), timeout, tick).Should(Equal(claimState{
+	kit.Create(g, b.Claim(ns, "first", b.OfClass(class)))
+	g.Eventually(kit.StateOfClaim(g, ns, "first"), timeout, tick).Should(Equal(testkit.ClaimState{
 		Phase: v1alpha1.ClaimBound, Reason: v1alpha1.ReasonBound, Addresses: []string{class + "-a"}}))
-	g.Eventually(stateOfAddress(g, class+"-a"), timeout, tick).Should(Equal(addressState{
+	g.Eventually(kit.StateOfAddress(g, class+"-a"), timeout, tick).Should(Equal(testkit.AddressState{
 		Phase: v1alpha1.AddressBound, Reason: v1alpha1.ReasonBound, Claim: ns + "/first"}))
-	claim := claimOf(g, ns, "first")
+	claim := kit.Claim(g, ns, "first")
 	g.Expect(claim.Status.Addresses).To(Equal([]v1alpha1.ClaimedAddress{{Name: class + "-a", Address: "198.18.1.1"}}))
 	g.Expect(claim.Status.ClassName).To(Equal(class))
 	g.Expect(claim.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationProvisioner, provisioner))
 	g.Expect(claim.Finalizers).To(ContainElement(v1alpha1.FinalizerClaimProtection))
-	g.Expect(addressOf(g, class+"-a").Spec.ClaimRef.UID).To(Equal(claim.UID))
+	g.Expect(kit.Address(g, class+"-a").Spec.ClaimRef.UID).To(Equal(claim.UID))
 
-	create(g, b.Claim(ns, "second", b.OfClass(class)))
-	g.Eventually(stateOfClaim(g, ns, "second"), timeout, tick).Should(HaveField("Addresses", []string{class + "-b"}))
+	kit.Create(g, b.Claim(ns, "second", b.OfClass(class)))
+	g.Eventually(kit.StateOfClaim(g, ns, "second"), timeout, tick).Should(HaveField("Addresses", []string{class + "-b"}))
 
 	// Converged objects are not written again: no status churn.
-	a, c := addressOf(g, class+"-a"), claimOf(g, ns, "first")
+	a, c := kit.Address(g, class+"-a"), kit.Claim(g, ns, "first")
 	g.Consistently(func() []string {
-		return []string{addressOf(g, class+"-a").ResourceVersion, claimOf(g, ns, "first").ResourceVersion}
+		return []string{kit.Address(g, class+"-a").ResourceVersion, kit.Claim(g, ns, "first").ResourceVersion}
 	}, 2*time.Second, 200*time.Millisecond).Should(Equal([]string{a.ResourceVersion, c.ResourceVersion}))
 }
 
 func TestDefaultClass(t *testing.T) {
 	g := NewWithT(t)
 	startCore(t)
-	ns := namespace(t)
-	one, two := testName(t)+"-one", testName(t)+"-two"
+	ns := kit.Namespace(t)
+	one, two := testkit.Name(t)+"-one", testkit.Name(t)+"-two"
 
-	create(g, b.Claim(ns, "none"))
+	kit.Create(g, b.Claim(ns, "none"))
 	g.Eventually(func() string {
-		return reasonOf(claimOf(g, ns, "none").Status.Conditions, v1alpha1.ConditionClassResolved)
+		return testkit.Reason(kit.Claim(g, ns, "none").Status.Conditions, v1alpha1.ConditionClassResolved)
 	}, timeout, tick).Should(Equal(v1alpha1.ReasonNoDefaultClass))
-	g.Expect(stateOfClaim(g, ns, "none")()).To(Equal(claimState{Phase: v1alpha1.ClaimPending, Reason: v1alpha1.ReasonWaitingForClass}))
+	g.Expect(kit.StateOfClaim(g, ns, "none")()).To(Equal(testkit.ClaimState{Phase: v1alpha1.ClaimPending, Reason: v1alpha1.ReasonWaitingForClass}))
 
 	first, second := b.Class(one, provisioner, b.Default()), b.Class(two, provisioner, b.Default())
-	create(g, first, second)
+	kit.Create(g, first, second)
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), first); _ = k8s.Delete(context.Background(), second) })
 	for _, c := range []client.Object{first, second} {
-		g.Eventually(func() []string { return getFinalizers(g, c) }, timeout, tick).Should(ContainElement(v1alpha1.FinalizerClassProtection))
+		g.Eventually(func() []string { return kit.Finalizers(g, c) }, timeout, tick).Should(ContainElement(v1alpha1.FinalizerClassProtection))
 	}
-	create(g, b.Claim(ns, "two-defaults"))
+	kit.Create(g, b.Claim(ns, "two-defaults"))
 	g.Eventually(func() string {
-		return reasonOf(claimOf(g, ns, "two-defaults").Status.Conditions, v1alpha1.ConditionClassResolved)
+		return testkit.Reason(kit.Claim(g, ns, "two-defaults").Status.Conditions, v1alpha1.ConditionClassResolved)
 	}, timeout, tick).Should(Equal(v1alpha1.ReasonMultipleDefaultClasses))
-	g.Expect(stateOfClaim(g, ns, "two-defaults")()).To(Equal(claimState{Phase: v1alpha1.ClaimPending, Reason: v1alpha1.ReasonWaitingForClass}))
+	g.Expect(kit.StateOfClaim(g, ns, "two-defaults")()).To(Equal(testkit.ClaimState{Phase: v1alpha1.ClaimPending, Reason: v1alpha1.ReasonWaitingForClass}))
 
 	// With one default left, the claim resolves to it and keeps it when the
 	// annotation moves to the other class, even with an address waiting there.
 	g.Expect(k8s.Delete(context.Background(), second)).To(Succeed())
-	g.Eventually(func() string { return claimOf(g, ns, "two-defaults").Status.ClassName }, timeout, tick).Should(Equal(one))
-	g.Expect(reasonOf(claimOf(g, ns, "two-defaults").Status.Conditions, v1alpha1.ConditionClassResolved)).To(Equal(v1alpha1.ReasonResolved))
-	g.Eventually(gone(second), timeout, tick).Should(BeTrue())
+	g.Eventually(func() string { return kit.Claim(g, ns, "two-defaults").Status.ClassName }, timeout, tick).Should(Equal(one))
+	g.Expect(testkit.Reason(kit.Claim(g, ns, "two-defaults").Status.Conditions, v1alpha1.ConditionClassResolved)).To(Equal(v1alpha1.ReasonResolved))
+	g.Eventually(kit.Gone(second), timeout, tick).Should(BeTrue())
 
 	moved := b.Class(two, provisioner, b.Default())
-	create(g, moved)
+	kit.Create(g, moved)
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), moved) })
-	setAnnotation(g, first, v1alpha1.AnnotationIsDefaultClass, "")
+	kit.SetAnnotation(g, first, v1alpha1.AnnotationIsDefaultClass, "")
 	spare := b.Address(two+"-x", "198.18.2.1", two)
-	create(g, spare)
+	kit.Create(g, spare)
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), spare) })
-	g.Consistently(stateOfClaim(g, ns, "two-defaults"), 2*time.Second, 100*time.Millisecond).Should(Equal(claimState{
+	g.Consistently(kit.StateOfClaim(g, ns, "two-defaults"), 2*time.Second, 100*time.Millisecond).Should(Equal(testkit.ClaimState{
 		Phase: v1alpha1.ClaimPending, Reason: v1alpha1.ReasonWaitingForProvisioning}))
-	g.Expect(claimOf(g, ns, "two-defaults").Status.ClassName).To(Equal(one))
+	g.Expect(kit.Claim(g, ns, "two-defaults").Status.ClassName).To(Equal(one))
 }
 
 func TestClassNotFoundUntilTheClassAppears(t *testing.T) {
 	g := NewWithT(t)
 	startCore(t)
-	ns, class := namespace(t), testName(t)
-	create(g, b.Claim(ns, "early", b.OfClass(class)))
+	ns, class := kit.Namespace(t), testkit.Name(t)
+	kit.Create(g, b.Claim(ns, "early", b.OfClass(class)))
 	g.Eventually(func() string {
-		return reasonOf(claimOf(g, ns, "early").Status.Conditions, v1alpha1.ConditionClassResolved)
+		return testkit.Reason(kit.Claim(g, ns, "early").Status.Conditions, v1alpha1.ConditionClassResolved)
 	}, timeout, tick).Should(Equal(v1alpha1.ReasonClassNotFound))
 
-	create(g, b.Address(class+"-a", "198.18.3.1", class), b.Class(class, provisioner))
-	g.Eventually(stateOfClaim(g, ns, "early"), timeout, tick).Should(Equal(claimState{
+	kit.Create(g, b.Address(class+"-a", "198.18.3.1", class), b.Class(class, provisioner))
+	g.Eventually(kit.StateOfClaim(g, ns, "early"), timeout, tick).Should(Equal(testkit.ClaimState{
 		Phase: v1alpha1.ClaimBound, Reason: v1alpha1.ReasonBound, Addresses: []string{class + "-a"}}))
-	g.Expect(reasonOf(claimOf(g, ns, "early").Status.Conditions, v1alpha1.ConditionClassResolved)).To(Equal(v1alpha1.ReasonResolved))
+	g.Expect(testkit.Reason(kit.Claim(g, ns, "early").Status.Conditions, v1alpha1.ConditionClassResolved)).To(Equal(v1alpha1.ReasonResolved))
 }
 
 func TestPreBinding(t *testing.T) {
@@ -124,14 +125,14 @@ func TestPreBinding(t *testing.T) {
 
 	t.Run("accepted when class and family match", func(t *testing.T) {
 		g := NewWithT(t)
-		ns, class := namespace(t), testName(t)
-		create(g, b.Class(class, provisioner), b.Claim(ns, "web", b.OfClass(class)))
-		g.Eventually(stateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Reason", v1alpha1.ReasonWaitingForProvisioning))
-		create(g, b.Address(class+"-p", "198.18.4.1", class, b.PreBound(ns, "web")))
-		g.Eventually(stateOfClaim(g, ns, "web"), timeout, tick).Should(Equal(claimState{
+		ns, class := kit.Namespace(t), testkit.Name(t)
+		kit.Create(g, b.Class(class, provisioner), b.Claim(ns, "web", b.OfClass(class)))
+		g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Reason", v1alpha1.ReasonWaitingForProvisioning))
+		kit.Create(g, b.Address(class+"-p", "198.18.4.1", class, b.PreBound(ns, "web")))
+		g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(Equal(testkit.ClaimState{
 			Phase: v1alpha1.ClaimBound, Reason: v1alpha1.ReasonBound, Addresses: []string{class + "-p"}}))
-		g.Expect(addressOf(g, class+"-p").Spec.ClaimRef.UID).To(Equal(claimOf(g, ns, "web").UID))
-		g.Eventually(stateOfAddress(g, class+"-p"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressBound))
+		g.Expect(kit.Address(g, class+"-p").Spec.ClaimRef.UID).To(Equal(kit.Claim(g, ns, "web").UID))
+		g.Eventually(kit.StateOfAddress(g, class+"-p"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressBound))
 	})
 
 	refusals := []struct {
@@ -164,41 +165,41 @@ func TestPreBinding(t *testing.T) {
 	for _, tc := range refusals {
 		t.Run("refused: "+tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			ns, class := namespace(t), testName(t)
-			create(g, b.Class(class, provisioner))
+			ns, class := kit.Namespace(t), testkit.Name(t)
+			kit.Create(g, b.Class(class, provisioner))
 			wantAddresses := []string(nil)
 			if tc.others != nil {
 				for _, a := range tc.others(ns, class) {
-					create(g, a)
-					g.Eventually(stateOfAddress(g, a.Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
+					kit.Create(g, a)
+					g.Eventually(kit.StateOfAddress(g, a.Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 					wantAddresses = append(wantAddresses, a.Name)
 				}
 			}
 			claim := tc.claim(ns, class)
-			create(g, claim)
+			kit.Create(g, claim)
 			wantPhase, wantReason := v1alpha1.ClaimPending, v1alpha1.ReasonWaitingForProvisioning
 			if wantAddresses != nil {
 				wantPhase, wantReason = v1alpha1.ClaimBound, v1alpha1.ReasonBound
 			}
-			g.Eventually(stateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", wantPhase))
+			g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", wantPhase))
 
 			a := tc.address(ns, class)
-			create(g, a)
-			g.Eventually(eventsAbout(g, claim, v1alpha1.EventPreBindingRefused), timeout, tick).Should(
+			kit.Create(g, a)
+			g.Eventually(kit.EventsAbout(g, claim, v1alpha1.EventPreBindingRefused), timeout, tick).Should(
 				ContainElement(ContainSubstring(tc.why)))
 			g.Eventually(func() string {
-				got := addressOf(g, a.Name)
-				return reasonOf(got.Status.Conditions, v1alpha1.ConditionBound) + ": " + fmt.Sprint(got.Status.Conditions)
+				got := kit.Address(g, a.Name)
+				return testkit.Reason(got.Status.Conditions, v1alpha1.ConditionBound) + ": " + fmt.Sprint(got.Status.Conditions)
 			}, timeout, tick).Should(And(HavePrefix(v1alpha1.ReasonPreBindingRefused+":"), ContainSubstring(tc.why)))
 
 			// Nothing else changes: the address keeps its uid-less claimRef,
 			// stays Pending, and the claim is as it was.
 			g.Consistently(func() any {
-				got := addressOf(g, a.Name)
-				return []any{got.Spec.ClaimRef.UID, got.Status.Phase, stateOfClaim(g, ns, "web")()}
+				got := kit.Address(g, a.Name)
+				return []any{got.Spec.ClaimRef.UID, got.Status.Phase, kit.StateOfClaim(g, ns, "web")()}
 			}, 2*time.Second, 200*time.Millisecond).Should(Equal([]any{
 				v1alpha1.ClaimReference{}.UID, v1alpha1.AddressPending,
-				claimState{Phase: wantPhase, Reason: wantReason, Addresses: wantAddresses},
+				testkit.ClaimState{Phase: wantPhase, Reason: wantReason, Addresses: wantAddresses},
 			}))
 		})
 	}
@@ -207,40 +208,40 @@ func TestPreBinding(t *testing.T) {
 func TestAddressCreatedBeforeItsClaimIsReclaimedAtOnce(t *testing.T) {
 	g := NewWithT(t)
 	startCore(t)
-	ns, class := namespace(t), testName(t)
-	create(g, b.Class(class, provisioner),
+	ns, class := kit.Namespace(t), testkit.Name(t)
+	kit.Create(g, b.Class(class, provisioner),
 		b.Address(class+"-retain", "198.18.5.1", class, b.PreBound(ns, "later")),
 		b.Address(class+"-delete", "198.18.5.2", class, b.PreBound(ns, "later"), b.Reclaim(v1alpha1.ReclaimDelete)))
-	g.Eventually(stateOfAddress(g, class+"-retain"), timeout, tick).Should(Equal(addressState{
+	g.Eventually(kit.StateOfAddress(g, class+"-retain"), timeout, tick).Should(Equal(testkit.AddressState{
 		Phase: v1alpha1.AddressReleased, Reason: v1alpha1.ReasonReleased, Claim: ns + "/later"}))
-	g.Eventually(gone(b.Address(class+"-delete", "", "")), timeout, tick).Should(BeTrue())
+	g.Eventually(kit.Gone(b.Address(class+"-delete", "", "")), timeout, tick).Should(BeTrue())
 
 	// The claim created afterwards does not get the released address back,
 	// and says why.
 	later := b.Claim(ns, "later", b.OfClass(class))
-	create(g, later)
-	g.Eventually(stateOfClaim(g, ns, "later"), timeout, tick).Should(HaveField("Reason", v1alpha1.ReasonWaitingForProvisioning))
-	g.Eventually(eventsAbout(g, later, v1alpha1.EventPreBindingRefused), timeout, tick).Should(ContainElement(ContainSubstring("is Released")))
-	g.Consistently(stateOfAddress(g, class+"-retain"), 2*time.Second, 200*time.Millisecond).Should(HaveField("Phase", v1alpha1.AddressReleased))
+	kit.Create(g, later)
+	g.Eventually(kit.StateOfClaim(g, ns, "later"), timeout, tick).Should(HaveField("Reason", v1alpha1.ReasonWaitingForProvisioning))
+	g.Eventually(kit.EventsAbout(g, later, v1alpha1.EventPreBindingRefused), timeout, tick).Should(ContainElement(ContainSubstring("is Released")))
+	g.Consistently(kit.StateOfAddress(g, class+"-retain"), 2*time.Second, 200*time.Millisecond).Should(HaveField("Phase", v1alpha1.AddressReleased))
 }
 
 func TestDeletingAClaimReclaimsByPolicy(t *testing.T) {
 	g := NewWithT(t)
 	startCore(t)
-	ns, class := namespace(t), testName(t)
-	create(g, b.Class(class, provisioner))
+	ns, class := kit.Namespace(t), testkit.Name(t)
+	kit.Create(g, b.Class(class, provisioner))
 	claimThenPreBind(g, b.Claim(ns, "keep", b.OfClass(class)), b.Address(class+"-retain", "198.18.6.1", class))
 	claimThenPreBind(g, b.Claim(ns, "drop", b.OfClass(class)), b.Address(class+"-delete", "198.18.6.2", class, b.Reclaim(v1alpha1.ReclaimDelete)))
-	g.Eventually(stateOfClaim(g, ns, "keep"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
-	g.Eventually(stateOfClaim(g, ns, "drop"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
-	keep, drop := claimOf(g, ns, "keep"), claimOf(g, ns, "drop")
+	g.Eventually(kit.StateOfClaim(g, ns, "keep"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	g.Eventually(kit.StateOfClaim(g, ns, "drop"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	keep, drop := kit.Claim(g, ns, "keep"), kit.Claim(g, ns, "drop")
 
 	g.Expect(k8s.Delete(context.Background(), keep)).To(Succeed())
 	g.Expect(k8s.Delete(context.Background(), drop)).To(Succeed())
-	g.Eventually(gone(keep), timeout, tick).Should(BeTrue())
-	g.Eventually(gone(drop), timeout, tick).Should(BeTrue())
-	g.Eventually(stateOfAddress(g, class+"-retain"), timeout, tick).Should(Equal(addressState{
+	g.Eventually(kit.Gone(keep), timeout, tick).Should(BeTrue())
+	g.Eventually(kit.Gone(drop), timeout, tick).Should(BeTrue())
+	g.Eventually(kit.StateOfAddress(g, class+"-retain"), timeout, tick).Should(Equal(testkit.AddressState{
 		Phase: v1alpha1.AddressReleased, Reason: v1alpha1.ReasonReleased, Claim: ns + "/keep"}))
-	g.Expect(addressOf(g, class+"-retain").Spec.ClaimRef.UID).To(Equal(keep.UID), "claimRef stays, uid and all")
-	g.Eventually(gone(b.Address(class+"-delete", "", "")), timeout, tick).Should(BeTrue())
+	g.Expect(kit.Address(g, class+"-retain").Spec.ClaimRef.UID).To(Equal(keep.UID), "claimRef stays, uid and all")
+	g.Eventually(kit.Gone(b.Address(class+"-delete", "", "")), timeout, tick).Should(BeTrue())
 }

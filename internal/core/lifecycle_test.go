@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,15 +29,16 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	b "github.com/cozystack/address-controller/test/builder"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
 // releaseAddress binds a fresh address of class to a claim and deletes the
 // claim, leaving the address Released.
 func releaseAddress(g Gomega, ns, class, name, ip string) {
 	claimThenPreBind(g, b.Claim(ns, name, b.OfClass(class)), b.Address(name, ip, class))
-	g.Eventually(stateOfClaim(g, ns, name), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	g.Eventually(kit.StateOfClaim(g, ns, name), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	g.Expect(k8s.Delete(context.Background(), b.Claim(ns, name))).To(Succeed())
-	g.Eventually(stateOfAddress(g, name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressReleased))
+	g.Eventually(kit.StateOfAddress(g, name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressReleased))
 }
 
 func TestReleaseDelay(t *testing.T) {
@@ -46,41 +46,41 @@ func TestReleaseDelay(t *testing.T) {
 
 	t.Run("a Released address returns to Available after the delay", func(t *testing.T) {
 		g := NewWithT(t)
-		ns, class := namespace(t), testName(t)
-		create(g, b.Class(class, provisioner, b.ReleaseDelay(2*time.Second)))
+		ns, class := kit.Namespace(t), testkit.Name(t)
+		kit.Create(g, b.Class(class, provisioner, b.ReleaseDelay(2*time.Second)))
 		releaseAddress(g, ns, class, class+"-a", "198.18.7.1")
-		released := addressOf(g, class+"-a").Status.LastPhaseTransitionTime.Time
-		g.Eventually(stateOfAddress(g, class+"-a"), timeout, tick).Should(Equal(addressState{
+		released := kit.Address(g, class+"-a").Status.LastPhaseTransitionTime.Time
+		g.Eventually(kit.StateOfAddress(g, class+"-a"), timeout, tick).Should(Equal(testkit.AddressState{
 			Phase: v1alpha1.AddressAvailable, Reason: v1alpha1.ReasonAvailable}))
-		g.Expect(addressOf(g, class+"-a").Status.LastPhaseTransitionTime.Time.Sub(released)).To(BeNumerically(">=", 2*time.Second))
-		g.Eventually(eventsAbout(g, addressOf(g, class+"-a"), v1alpha1.EventReleaseDelayExpired), timeout, tick).ShouldNot(BeEmpty())
+		g.Expect(kit.Address(g, class+"-a").Status.LastPhaseTransitionTime.Time.Sub(released)).To(BeNumerically(">=", 2*time.Second))
+		g.Eventually(kit.EventsAbout(g, kit.Address(g, class+"-a"), v1alpha1.EventReleaseDelayExpired), timeout, tick).ShouldNot(BeEmpty())
 	})
 
 	t.Run("held pauses the return; removing held after the delay returns it on the next pass", func(t *testing.T) {
 		g := NewWithT(t)
-		ns, class := namespace(t), testName(t)
-		create(g, b.Class(class, provisioner, b.ReleaseDelay(time.Hour)))
+		ns, class := kit.Namespace(t), testkit.Name(t)
+		kit.Create(g, b.Class(class, provisioner, b.ReleaseDelay(time.Hour)))
 		releaseAddress(g, ns, class, class+"-a", "198.18.7.2")
-		a := addressOf(g, class+"-a")
-		setAnnotation(g, a, v1alpha1.AnnotationHeld, "true")
+		a := kit.Address(g, class+"-a")
+		kit.SetAnnotation(g, a, v1alpha1.AnnotationHeld, "true")
 
 		clk.advance(2 * time.Hour) // the delay has passed, but the address is held
-		setAnnotation(g, a, "test/nudge", "1")
-		g.Consistently(stateOfAddress(g, class+"-a"), 2*time.Second, 100*time.Millisecond).Should(HaveField("Phase", v1alpha1.AddressReleased))
+		kit.SetAnnotation(g, a, "test/nudge", "1")
+		g.Consistently(kit.StateOfAddress(g, class+"-a"), 2*time.Second, 100*time.Millisecond).Should(HaveField("Phase", v1alpha1.AddressReleased))
 
-		setAnnotation(g, a, v1alpha1.AnnotationHeld, "")
-		g.Eventually(stateOfAddress(g, class+"-a"), 5*time.Second, tick).Should(Equal(addressState{
+		kit.SetAnnotation(g, a, v1alpha1.AnnotationHeld, "")
+		g.Eventually(kit.StateOfAddress(g, class+"-a"), 5*time.Second, tick).Should(Equal(testkit.AddressState{
 			Phase: v1alpha1.AddressAvailable, Reason: v1alpha1.ReasonAvailable}))
 	})
 
 	t.Run("without a delay a Released address stays Released", func(t *testing.T) {
 		g := NewWithT(t)
-		ns, class := namespace(t), testName(t)
-		create(g, b.Class(class, provisioner))
+		ns, class := kit.Namespace(t), testkit.Name(t)
+		kit.Create(g, b.Class(class, provisioner))
 		releaseAddress(g, ns, class, class+"-a", "198.18.7.3")
 		clk.advance(24 * time.Hour)
-		setAnnotation(g, addressOf(g, class+"-a"), "test/nudge", "1")
-		g.Consistently(stateOfAddress(g, class+"-a"), 2*time.Second, 100*time.Millisecond).Should(Equal(addressState{
+		kit.SetAnnotation(g, kit.Address(g, class+"-a"), "test/nudge", "1")
+		g.Consistently(kit.StateOfAddress(g, class+"-a"), 2*time.Second, 100*time.Millisecond).Should(Equal(testkit.AddressState{
 			Phase: v1alpha1.AddressReleased, Reason: v1alpha1.ReasonReleased, Claim: ns + "/" + class + "-a"}))
 	})
 }
@@ -88,151 +88,151 @@ func TestReleaseDelay(t *testing.T) {
 func TestClearingClaimRefRecyclesAReleasedAddress(t *testing.T) {
 	g := NewWithT(t)
 	startCore(t)
-	ns, class := namespace(t), testName(t)
-	create(g, b.Class(class, provisioner))
+	ns, class := kit.Namespace(t), testkit.Name(t)
+	kit.Create(g, b.Class(class, provisioner))
 	releaseAddress(g, ns, class, class+"-a", "198.18.8.1")
 
-	a := addressOf(g, class+"-a")
+	a := kit.Address(g, class+"-a")
 	g.Expect(k8s.Patch(context.Background(), a, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"claimRef":null}}`)))).To(Succeed())
-	g.Eventually(stateOfAddress(g, class+"-a"), timeout, tick).Should(Equal(addressState{
+	g.Eventually(kit.StateOfAddress(g, class+"-a"), timeout, tick).Should(Equal(testkit.AddressState{
 		Phase: v1alpha1.AddressAvailable, Reason: v1alpha1.ReasonAvailable}))
-	create(g, b.Claim(ns, "next", b.OfClass(class)))
-	g.Eventually(stateOfClaim(g, ns, "next"), timeout, tick).Should(HaveField("Addresses", []string{class + "-a"}))
+	kit.Create(g, b.Claim(ns, "next", b.OfClass(class)))
+	g.Eventually(kit.StateOfClaim(g, ns, "next"), timeout, tick).Should(HaveField("Addresses", []string{class + "-a"}))
 }
 
 func TestLostAddressComesBack(t *testing.T) {
 	g := NewWithT(t)
 	startCore(t)
-	ns, class := namespace(t), testName(t)
-	create(g, b.Class(class, provisioner))
+	ns, class := kit.Namespace(t), testkit.Name(t)
+	kit.Create(g, b.Class(class, provisioner))
 	claimThenPreBind(g, b.Claim(ns, "web", b.OfClass(class)), b.Address(class+"-a", "198.18.9.1", class))
-	g.Eventually(stateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
-	uid := claimOf(g, ns, "web").UID
+	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	uid := kit.Claim(g, ns, "web").UID
 
 	// The address disappears (its protection finalizer holds it while the
 	// claim lives, so strip it as an admin would).
-	a := addressOf(g, class+"-a")
+	a := kit.Address(g, class+"-a")
 	g.Expect(k8s.Delete(context.Background(), a)).To(Succeed())
 	g.Expect(k8s.Patch(context.Background(), a, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
-	g.Eventually(gone(a), timeout, tick).Should(BeTrue())
+	g.Eventually(kit.Gone(a), timeout, tick).Should(BeTrue())
 	// Another Available address exists: a Lost claim must not take it.
-	create(g, b.Address(class+"-spare", "198.18.9.2", class))
-	g.Eventually(stateOfAddress(g, class+"-spare"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
-	g.Eventually(stateOfClaim(g, ns, "web"), timeout, tick).Should(Equal(claimState{Phase: v1alpha1.ClaimLost, Reason: v1alpha1.ReasonAddressLost}))
-	g.Consistently(stateOfAddress(g, class+"-spare"), 2*time.Second, 100*time.Millisecond).Should(HaveField("Phase", v1alpha1.AddressAvailable))
+	kit.Create(g, b.Address(class+"-spare", "198.18.9.2", class))
+	g.Eventually(kit.StateOfAddress(g, class+"-spare"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
+	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(Equal(testkit.ClaimState{Phase: v1alpha1.ClaimLost, Reason: v1alpha1.ReasonAddressLost}))
+	g.Consistently(kit.StateOfAddress(g, class+"-spare"), 2*time.Second, 100*time.Millisecond).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 
-	create(g, b.Address(class+"-a", "198.18.9.1", class, b.BoundTo(ns, "web", uid)))
-	g.Eventually(stateOfClaim(g, ns, "web"), timeout, tick).Should(Equal(claimState{
+	kit.Create(g, b.Address(class+"-a", "198.18.9.1", class, b.BoundTo(ns, "web", uid)))
+	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(Equal(testkit.ClaimState{
 		Phase: v1alpha1.ClaimBound, Reason: v1alpha1.ReasonBound, Addresses: []string{class + "-a"}}))
 }
 
 func TestRecreatedClaimNeverAdoptsTheOldAddress(t *testing.T) {
 	g := NewWithT(t)
 	startCore(t)
-	ns, class := namespace(t), testName(t)
-	create(g, b.Class(class, provisioner))
+	ns, class := kit.Namespace(t), testkit.Name(t)
+	kit.Create(g, b.Class(class, provisioner))
 	claimThenPreBind(g, b.Claim(ns, "web", b.OfClass(class)), b.Address(class+"-a", "198.18.10.1", class))
-	g.Eventually(stateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
-	old := claimOf(g, ns, "web")
+	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	old := kit.Claim(g, ns, "web")
 	g.Expect(k8s.Delete(context.Background(), old)).To(Succeed())
-	g.Eventually(gone(old), timeout, tick).Should(BeTrue())
+	g.Eventually(kit.Gone(old), timeout, tick).Should(BeTrue())
 
-	create(g, b.Claim(ns, "web", b.OfClass(class)))
-	g.Eventually(stateOfClaim(g, ns, "web"), timeout, tick).Should(Equal(claimState{
+	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
+	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(Equal(testkit.ClaimState{
 		Phase: v1alpha1.ClaimPending, Reason: v1alpha1.ReasonWaitingForProvisioning}))
 	g.Consistently(func() any {
-		a := addressOf(g, class+"-a")
+		a := kit.Address(g, class+"-a")
 		return []any{a.Status.Phase, a.Spec.ClaimRef.UID}
 	}, 2*time.Second, 100*time.Millisecond).Should(Equal([]any{v1alpha1.AddressReleased, old.UID}))
-	g.Expect(stateOfClaim(g, ns, "web")().Addresses).To(BeEmpty())
+	g.Expect(kit.StateOfClaim(g, ns, "web")().Addresses).To(BeEmpty())
 }
 
 func TestDualBindsOneAddressOfEachFamily(t *testing.T) {
 	g := NewWithT(t)
 	startCore(t)
-	ns, class := namespace(t), testName(t)
-	create(g, b.Class(class, provisioner),
+	ns, class := kit.Namespace(t), testkit.Name(t)
+	kit.Create(g, b.Class(class, provisioner),
 		b.Address(class+"-4", "198.18.11.1", class), b.Address(class+"-6", "2001:db8:11::1", class),
 		b.Address(class+"-6b", "2001:db8:11::2", class))
-	g.Eventually(stateOfAddress(g, class+"-6b"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
-	create(g, b.Claim(ns, "dual", b.OfClass(class), b.Family(v1alpha1.Dual)))
-	g.Eventually(stateOfClaim(g, ns, "dual"), timeout, tick).Should(Equal(claimState{
+	g.Eventually(kit.StateOfAddress(g, class+"-6b"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
+	kit.Create(g, b.Claim(ns, "dual", b.OfClass(class), b.Family(v1alpha1.Dual)))
+	g.Eventually(kit.StateOfClaim(g, ns, "dual"), timeout, tick).Should(Equal(testkit.ClaimState{
 		Phase: v1alpha1.ClaimBound, Reason: v1alpha1.ReasonBound, Addresses: []string{class + "-4", class + "-6"}}))
-	g.Expect(claimOf(g, ns, "dual").Status.Addresses).To(Equal([]v1alpha1.ClaimedAddress{
+	g.Expect(kit.Claim(g, ns, "dual").Status.Addresses).To(Equal([]v1alpha1.ClaimedAddress{
 		{Name: class + "-4", Address: "198.18.11.1"}, {Name: class + "-6", Address: "2001:db8:11::1"}}))
-	g.Consistently(stateOfAddress(g, class+"-6b"), time.Second, 100*time.Millisecond).Should(HaveField("Phase", v1alpha1.AddressAvailable))
+	g.Consistently(kit.StateOfAddress(g, class+"-6b"), time.Second, 100*time.Millisecond).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 }
 
 func TestDeletingAClassWaitsForItsAddresses(t *testing.T) {
 	g := NewWithT(t)
 	startCore(t)
-	ns, class := namespace(t), testName(t)
+	ns, class := kit.Namespace(t), testkit.Name(t)
 	c := b.Class(class, provisioner)
-	create(g, c)
+	kit.Create(g, c)
 	claimThenPreBind(g, b.Claim(ns, "bound", b.OfClass(class)), b.Address(class+"-bound", "198.18.12.1", class))
-	g.Eventually(stateOfClaim(g, ns, "bound"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	g.Eventually(kit.StateOfClaim(g, ns, "bound"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	releaseAddress(g, ns, class, class+"-released", "198.18.12.2")
-	create(g, b.Address(class+"-free", "198.18.12.3", class))
-	g.Eventually(stateOfAddress(g, class+"-free"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
+	kit.Create(g, b.Address(class+"-free", "198.18.12.3", class))
+	g.Eventually(kit.StateOfAddress(g, class+"-free"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 
 	g.Expect(k8s.Delete(context.Background(), c)).To(Succeed())
-	g.Eventually(eventsAbout(g, c, v1alpha1.EventClassInUse), timeout, tick).Should(ContainElement(And(
+	g.Eventually(kit.EventsAbout(g, c, v1alpha1.EventClassInUse), timeout, tick).Should(ContainElement(And(
 		ContainSubstring(class+"-bound"), ContainSubstring(class+"-released"), ContainSubstring(class+"-free"))))
 
 	// A bound claim is untouched; a new claim of the class finds no class.
-	g.Consistently(stateOfClaim(g, ns, "bound"), time.Second, 100*time.Millisecond).Should(HaveField("Phase", v1alpha1.ClaimBound))
-	create(g, b.Claim(ns, "new", b.OfClass(class)))
+	g.Consistently(kit.StateOfClaim(g, ns, "bound"), time.Second, 100*time.Millisecond).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	kit.Create(g, b.Claim(ns, "new", b.OfClass(class)))
 	g.Eventually(func() string {
-		return reasonOf(claimOf(g, ns, "new").Status.Conditions, v1alpha1.ConditionClassResolved)
+		return testkit.Reason(kit.Claim(g, ns, "new").Status.Conditions, v1alpha1.ConditionClassResolved)
 	}, timeout, tick).Should(Equal(v1alpha1.ReasonClassNotFound))
-	g.Expect(stateOfAddress(g, class+"-free")()).To(HaveField("Phase", v1alpha1.AddressAvailable))
+	g.Expect(kit.StateOfAddress(g, class+"-free")()).To(HaveField("Phase", v1alpha1.AddressAvailable))
 
 	for _, name := range []string{"-free", "-released"} {
 		g.Expect(k8s.Delete(context.Background(), b.Address(class+name, "", ""))).To(Succeed())
 	}
-	g.Consistently(gone(c), time.Second, 100*time.Millisecond).Should(BeFalse(), "the bound address still holds it")
+	g.Consistently(kit.Gone(c), time.Second, 100*time.Millisecond).Should(BeFalse(), "the bound address still holds it")
 	g.Expect(k8s.Delete(context.Background(), b.Claim(ns, "bound"))).To(Succeed())
-	g.Eventually(stateOfAddress(g, class+"-bound"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressReleased))
+	g.Eventually(kit.StateOfAddress(g, class+"-bound"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressReleased))
 	g.Expect(k8s.Delete(context.Background(), b.Address(class+"-bound", "", ""))).To(Succeed())
-	g.Eventually(gone(c), timeout, tick).Should(BeTrue())
+	g.Eventually(kit.Gone(c), timeout, tick).Should(BeTrue())
 }
 
 func TestAddressNameWaitsForTheNamedAddress(t *testing.T) {
 	g := NewWithT(t)
 	startCore(t)
-	ns, class := namespace(t), testName(t)
-	create(g, b.Class(class, provisioner), b.Address(class+"-other", "198.18.13.9", class))
-	create(g, b.Claim(ns, "named", b.OfClass(class), b.Named(class+"-wanted")))
+	ns, class := kit.Namespace(t), testkit.Name(t)
+	kit.Create(g, b.Class(class, provisioner), b.Address(class+"-other", "198.18.13.9", class))
+	kit.Create(g, b.Claim(ns, "named", b.OfClass(class), b.Named(class+"-wanted")))
 	g.Eventually(func() string {
-		c := claimOf(g, ns, "named")
-		return reasonOf(c.Status.Conditions, v1alpha1.ConditionBound) + ": " + fmt.Sprint(c.Status.Conditions)
+		c := kit.Claim(g, ns, "named")
+		return testkit.Reason(c.Status.Conditions, v1alpha1.ConditionBound) + ": " + fmt.Sprint(c.Status.Conditions)
 	}, timeout, tick).Should(And(HavePrefix(v1alpha1.ReasonWaitingForAddress), ContainSubstring("does not exist yet")))
-	g.Expect(stateOfAddress(g, class+"-other")()).To(HaveField("Phase", v1alpha1.AddressAvailable))
+	g.Expect(kit.StateOfAddress(g, class+"-other")()).To(HaveField("Phase", v1alpha1.AddressAvailable))
 
-	create(g, b.Address(class+"-wanted", "198.18.13.1", class))
-	g.Eventually(stateOfClaim(g, ns, "named"), timeout, tick).Should(Equal(claimState{
+	kit.Create(g, b.Address(class+"-wanted", "198.18.13.1", class))
+	g.Eventually(kit.StateOfClaim(g, ns, "named"), timeout, tick).Should(Equal(testkit.ClaimState{
 		Phase: v1alpha1.ClaimBound, Reason: v1alpha1.ReasonBound, Addresses: []string{class + "-wanted"}}))
 }
 
 func TestDuplicateAddressIsNeverMatched(t *testing.T) {
 	g := NewWithT(t)
 	startCore(t)
-	ns, class := namespace(t), testName(t)
-	create(g, b.Class(class, provisioner), b.Address(class+"-z-original", "198.18.14.1", class))
-	g.Eventually(stateOfAddress(g, class+"-z-original"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
+	ns, class := kit.Namespace(t), testkit.Name(t)
+	kit.Create(g, b.Class(class, provisioner), b.Address(class+"-z-original", "198.18.14.1", class))
+	g.Eventually(kit.StateOfAddress(g, class+"-z-original"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 	time.Sleep(1100 * time.Millisecond) // creation timestamps have second precision
-	create(g, b.Address(class+"-a-copy", "198.18.14.1", class))
+	kit.Create(g, b.Address(class+"-a-copy", "198.18.14.1", class))
 	g.Eventually(func() string {
-		a := addressOf(g, class+"-a-copy")
-		return reasonOf(a.Status.Conditions, v1alpha1.ConditionBound) + ": " + fmt.Sprint(a.Status.Conditions)
+		a := kit.Address(g, class+"-a-copy")
+		return testkit.Reason(a.Status.Conditions, v1alpha1.ConditionBound) + ": " + fmt.Sprint(a.Status.Conditions)
 	}, timeout, tick).Should(And(HavePrefix(v1alpha1.ReasonDuplicate), ContainSubstring(class+"-z-original")))
 
 	// The copy has the smaller name, yet the claims get the original, then
 	// nothing.
-	create(g, b.Claim(ns, "one", b.OfClass(class)), b.Claim(ns, "two", b.OfClass(class)))
-	g.Eventually(stateOfClaim(g, ns, "one"), timeout, tick).Should(HaveField("Addresses", []string{class + "-z-original"}))
-	g.Consistently(stateOfClaim(g, ns, "two"), 2*time.Second, 100*time.Millisecond).Should(HaveField("Phase", v1alpha1.ClaimPending))
-	g.Expect(stateOfAddress(g, class+"-a-copy")()).To(Equal(addressState{Phase: v1alpha1.AddressPending, Reason: v1alpha1.ReasonDuplicate}))
+	kit.Create(g, b.Claim(ns, "one", b.OfClass(class)), b.Claim(ns, "two", b.OfClass(class)))
+	g.Eventually(kit.StateOfClaim(g, ns, "one"), timeout, tick).Should(HaveField("Addresses", []string{class + "-z-original"}))
+	g.Consistently(kit.StateOfClaim(g, ns, "two"), 2*time.Second, 100*time.Millisecond).Should(HaveField("Phase", v1alpha1.ClaimPending))
+	g.Expect(kit.StateOfAddress(g, class+"-a-copy")()).To(Equal(testkit.AddressState{Phase: v1alpha1.AddressPending, Reason: v1alpha1.ReasonDuplicate}))
 }
 
 func TestRacingClaims(t *testing.T) {
@@ -240,34 +240,34 @@ func TestRacingClaims(t *testing.T) {
 
 	t.Run("two claims for one address: exactly one wins", func(t *testing.T) {
 		g := NewWithT(t)
-		ns, class := namespace(t), testName(t)
-		create(g, b.Class(class, provisioner), b.Address(class+"-only", "198.18.15.1", class))
-		g.Eventually(stateOfAddress(g, class+"-only"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
-		createConcurrently(g, b.Claim(ns, "one", b.OfClass(class)), b.Claim(ns, "two", b.OfClass(class)))
+		ns, class := kit.Namespace(t), testkit.Name(t)
+		kit.Create(g, b.Class(class, provisioner), b.Address(class+"-only", "198.18.15.1", class))
+		g.Eventually(kit.StateOfAddress(g, class+"-only"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
+		kit.CreateConcurrently(g, b.Claim(ns, "one", b.OfClass(class)), b.Claim(ns, "two", b.OfClass(class)))
 		g.Eventually(func() []v1alpha1.IPAddressClaimPhase {
-			return []v1alpha1.IPAddressClaimPhase{claimOf(g, ns, "one").Status.Phase, claimOf(g, ns, "two").Status.Phase}
+			return []v1alpha1.IPAddressClaimPhase{kit.Claim(g, ns, "one").Status.Phase, kit.Claim(g, ns, "two").Status.Phase}
 		}, timeout, tick).Should(ConsistOf(v1alpha1.ClaimBound, v1alpha1.ClaimPending))
 		g.Consistently(func() int {
-			return len(claimOf(g, ns, "one").Status.Addresses) + len(claimOf(g, ns, "two").Status.Addresses)
+			return len(kit.Claim(g, ns, "one").Status.Addresses) + len(kit.Claim(g, ns, "two").Status.Addresses)
 		}, time.Second, 100*time.Millisecond).Should(Equal(1))
 	})
 
 	t.Run("200 claims for 200 addresses: all Bound, none twice", func(t *testing.T) {
 		g := NewWithT(t)
-		ns, class := namespace(t), testName(t)
+		ns, class := kit.Namespace(t), testkit.Name(t)
 		const n = 200
-		create(g, b.Class(class, provisioner))
+		kit.Create(g, b.Class(class, provisioner))
 		var objs []client.Object
 		for i := range n {
 			objs = append(objs, b.Address(fmt.Sprintf("%s-%03d", class, i), fmt.Sprintf("198.19.%d.%d", i/250, i%250+1), class))
 		}
-		createConcurrently(g, objs...)
+		kit.CreateConcurrently(g, objs...)
 		g.Eventually(func() int { return countAddresses(g, class, v1alpha1.AddressAvailable) }, timeout, tick).Should(Equal(n))
 		objs = nil
 		for i := range n {
 			objs = append(objs, b.Claim(ns, fmt.Sprintf("claim-%03d", i), b.OfClass(class)))
 		}
-		createConcurrently(g, objs...)
+		kit.CreateConcurrently(g, objs...)
 		g.Eventually(func() int { return countAddresses(g, class, v1alpha1.AddressBound) }, 60*time.Second, 200*time.Millisecond).Should(Equal(n))
 		g.Eventually(func() int {
 			list := &v1alpha1.IPAddressClaimList{}
@@ -292,7 +292,7 @@ func TestRacingClaims(t *testing.T) {
 			}
 			g.Expect(owners).NotTo(HaveKey(a.Spec.ClaimRef.UID), "address %s and %s share a claim", a.Name, owners[a.Spec.ClaimRef.UID])
 			owners[a.Spec.ClaimRef.UID] = a.Name
-			c := claimOf(g, ns, a.Spec.ClaimRef.Name)
+			c := kit.Claim(g, ns, a.Spec.ClaimRef.Name)
 			g.Expect(c.UID).To(Equal(a.Spec.ClaimRef.UID))
 			g.Expect(c.Status.Addresses).To(Equal([]v1alpha1.ClaimedAddress{{Name: a.Name, Address: a.Spec.Address}}))
 		}
@@ -312,45 +312,27 @@ func countAddresses(g Gomega, class string, phase v1alpha1.IPAddressPhase) int {
 	return n
 }
 
-func createConcurrently(g Gomega, objs ...client.Object) {
-	var wg sync.WaitGroup
-	errs := make(chan error, len(objs))
-	sem := make(chan struct{}, 20)
-	for _, o := range objs {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			errs <- k8s.Create(context.Background(), o)
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		g.Expect(err).NotTo(HaveOccurred())
-	}
-}
-
 // TestFinalizerClearingCommands runs the seed's commands for clearing
 // finalizers, verbatim, with the pinned kubectl while the core is stopped.
 func TestFinalizerClearingCommands(t *testing.T) {
 	g := NewWithT(t)
 	_, stop := startCore(t)
-	ns, class := namespace(t), testName(t)
+	ns, class := kit.Namespace(t), testkit.Name(t)
 	c := b.Class(class, provisioner)
-	create(g, c)
+	kit.Create(g, c)
 	claimThenPreBind(g, b.Claim(ns, "web", b.OfClass(class)), b.Address(class+"-a", "198.18.16.1", class))
-	g.Eventually(stateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
-	create(g, b.Address(class+"-free", "198.18.16.2", class))
-	g.Eventually(stateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
-	g.Eventually(stateOfAddress(g, class+"-free"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
-	g.Eventually(func() []string { return getFinalizers(g, c) }, timeout, tick).Should(ContainElement(v1alpha1.FinalizerClassProtection))
+	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	kit.Create(g, b.Address(class+"-free", "198.18.16.2", class))
+	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	g.Eventually(kit.StateOfAddress(g, class+"-free"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
+	g.Eventually(func() []string { return kit.Finalizers(g, c) }, timeout, tick).Should(ContainElement(v1alpha1.FinalizerClassProtection))
 	stop()
 
 	objs := []client.Object{b.Claim(ns, "web"), b.Address(class+"-a", "", ""), b.Address(class+"-free", "", ""), c}
 	for _, o := range objs {
 		g.Expect(k8s.Delete(context.Background(), o)).To(Succeed())
 	}
-	g.Consistently(gone(objs[0]), time.Second, 100*time.Millisecond).Should(BeFalse(), "without the core, deletion hangs")
+	g.Consistently(kit.Gone(objs[0]), time.Second, 100*time.Millisecond).Should(BeFalse(), "without the core, deletion hangs")
 
 	script := `
 kubectl get ipaddressclaims.local.sdn.cozystack.io -A \
@@ -367,13 +349,8 @@ done
 	out, err := runWithKubectl(script)
 	g.Expect(err).NotTo(HaveOccurred(), out)
 	for _, o := range objs {
-		g.Eventually(gone(o), timeout, tick).Should(BeTrue(), "%s is gone", o.GetName())
+		g.Eventually(kit.Gone(o), timeout, tick).Should(BeTrue(), "%s is gone", o.GetName())
 	}
-}
-
-func getFinalizers(g Gomega, obj client.Object) []string {
-	g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)).To(Succeed())
-	return obj.GetFinalizers()
 }
 
 // runWithKubectl runs a shell script with the pinned kubectl first on PATH.

@@ -25,6 +25,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	b "github.com/cozystack/address-controller/test/builder"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
 // metricValue reads one sample from the manager's registry: a gauge's value
@@ -61,15 +62,15 @@ func hasLabels(m *dto.Metric, want map[string]string) bool {
 func TestMetrics(t *testing.T) {
 	g := NewWithT(t)
 	startCore(t)
-	ns, class := namespace(t), testName(t)
+	ns, class := kit.Namespace(t), testkit.Name(t)
 	bindsBefore := metricValue(g, "address_controller_claim_bind_duration_seconds", nil)
-	create(g, b.Class(class, provisioner), b.Address(class+"-a", "198.18.17.1", class), b.Address(class+"-b", "198.18.17.2", class))
+	kit.Create(g, b.Class(class, provisioner), b.Address(class+"-a", "198.18.17.1", class), b.Address(class+"-b", "198.18.17.2", class))
 	g.Eventually(func() float64 {
 		return metricValue(g, "address_controller_ipaddresses", map[string]string{"class": class, "phase": "Available"})
 	}, timeout, tick).Should(Equal(2.0))
 
-	create(g, b.Claim(ns, "web", b.OfClass(class)))
-	g.Eventually(stateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
+	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	g.Eventually(func() []float64 {
 		return []float64{
 			metricValue(g, "address_controller_ipaddresses", map[string]string{"class": class, "phase": "Available"}),

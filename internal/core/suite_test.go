@@ -17,35 +17,25 @@ limitations under the License.
 package core_test
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"regexp"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	"go.uber.org/zap/zapcore"
-	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/core"
 	"github.com/cozystack/address-controller/internal/manager"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/inprocess"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
 // provisioner names a driver that is not running: these tests exercise the
@@ -55,6 +45,7 @@ const provisioner = "example.drivers.local.sdn.cozystack.io"
 var (
 	testCluster *cluster.Cluster
 	k8s         client.Client
+	kit         *testkit.Kit
 )
 
 func TestMain(m *testing.M) {
@@ -70,6 +61,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		kit = testkit.New(k8s)
 		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
 		return m.Run()
 	}())
@@ -88,140 +80,10 @@ func (c *shiftClock) advance(d time.Duration)         { c.offset.Add(int64(d)) }
 func startCore(t *testing.T) (*shiftClock, func()) {
 	t.Helper()
 	clk := &shiftClock{}
-	mgr, err := ctrl.NewManager(testCluster.Config, ctrl.Options{
-		Scheme:                 manager.NewScheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	m := inprocess.Start(t, testCluster.Config, func(mgr ctrl.Manager) error {
+		return core.Setup(mgr, core.Options{ClaimConcurrency: 4, AddressConcurrency: 4, ClassConcurrency: 1, Clock: clk})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := core.Setup(mgr, core.Options{ClaimConcurrency: 4, AddressConcurrency: 4, ClassConcurrency: 1, Clock: clk}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	var stopped atomic.Bool
-	stop := func() {
-		if stopped.CompareAndSwap(false, true) {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("core manager: %v", err)
-			}
-		}
-	}
-	t.Cleanup(stop)
-	return clk, stop
-}
-
-var nonName = regexp.MustCompile(`[^a-z0-9-]+`)
-
-// testName turns the test's name into a short object name, unique per run.
-func testName(t *testing.T) string {
-	base := strings.Trim(nonName.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
-	if len(base) > 40 {
-		base = base[len(base)-40:]
-	}
-	return strings.Trim(base, "-") + "-" + rand.String(4)
-}
-
-// namespace creates a namespace for the test.
-func namespace(t *testing.T) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testName(t)}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
-
-func create(g Gomega, objs ...client.Object) {
-	for _, o := range objs {
-		g.Expect(k8s.Create(context.Background(), o)).To(Succeed(), "creating %s", o.GetName())
-	}
-}
-
-func claimOf(g Gomega, ns, name string) *v1alpha1.IPAddressClaim {
-	c := &v1alpha1.IPAddressClaim{}
-	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, c)).To(Succeed())
-	return c
-}
-
-func addressOf(g Gomega, name string) *v1alpha1.IPAddress {
-	a := &v1alpha1.IPAddress{}
-	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: name}, a)).To(Succeed())
-	return a
-}
-
-func gone(obj client.Object) func() bool {
-	return func() bool {
-		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
-		return apierrors.IsNotFound(err)
-	}
-}
-
-// claimState is what a test waits for on a claim: phase, Bound reason and
-// addresses.
-type claimState struct {
-	Phase     v1alpha1.IPAddressClaimPhase
-	Reason    string
-	Addresses []string
-}
-
-func stateOfClaim(g Gomega, ns, name string) func() claimState {
-	return func() claimState {
-		c := claimOf(g, ns, name)
-		s := claimState{Phase: c.Status.Phase}
-		if cond := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionBound); cond != nil {
-			s.Reason = cond.Reason
-		}
-		for _, a := range c.Status.Addresses {
-			s.Addresses = append(s.Addresses, a.Name)
-		}
-		return s
-	}
-}
-
-func reasonOf(conds []metav1.Condition, typ string) string {
-	if c := meta.FindStatusCondition(conds, typ); c != nil {
-		return c.Reason
-	}
-	return ""
-}
-
-// addressState is what a test waits for on an address.
-type addressState struct {
-	Phase  v1alpha1.IPAddressPhase
-	Reason string
-	Claim  string
-}
-
-func stateOfAddress(g Gomega, name string) func() addressState {
-	return func() addressState {
-		a := addressOf(g, name)
-		s := addressState{Phase: a.Status.Phase, Reason: reasonOf(a.Status.Conditions, v1alpha1.ConditionBound)}
-		if a.Spec.ClaimRef != nil {
-			s.Claim = a.Spec.ClaimRef.Key()
-		}
-		return s
-	}
-}
-
-// eventsAbout returns the notes of the events with reason about the object.
-func eventsAbout(g Gomega, obj client.Object, reason string) func() []string {
-	return func() []string {
-		list := &eventsv1.EventList{}
-		g.Expect(k8s.List(context.Background(), list)).To(Succeed())
-		var notes []string
-		for _, e := range list.Items {
-			if e.Regarding.UID == obj.GetUID() && e.Reason == reason {
-				notes = append(notes, e.Note)
-			}
-		}
-		return notes
-	}
+	return clk, m.Stop
 }
 
 const (
@@ -237,34 +99,14 @@ func zapLevel() zapcore.Level {
 	return zapcore.ErrorLevel
 }
 
-// setAnnotation sets (or, with an empty value, removes) an annotation.
-func setAnnotation(g Gomega, obj client.Object, key, value string) {
-	g.Eventually(func() error {
-		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
-			return err
-		}
-		ann := obj.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		if value == "" {
-			delete(ann, key)
-		} else {
-			ann[key] = value
-		}
-		obj.SetAnnotations(ann)
-		return k8s.Update(context.Background(), obj)
-	}, timeout, tick).Should(Succeed())
-}
-
 // claimThenPreBind creates a claim, waits until the core has seen it, then
 // creates addresses pre-bound to it: the order the operating procedures
 // prescribe (an address whose claim does not exist yet is reclaimed at once).
 func claimThenPreBind(g Gomega, claim *v1alpha1.IPAddressClaim, addrs ...*v1alpha1.IPAddress) {
-	create(g, claim)
-	g.Eventually(func() []string { return getFinalizers(g, claim) }, timeout, tick).Should(ContainElement(v1alpha1.FinalizerClaimProtection))
+	kit.Create(g, claim)
+	g.Eventually(func() []string { return kit.Finalizers(g, claim) }, timeout, tick).Should(ContainElement(v1alpha1.FinalizerClaimProtection))
 	for _, a := range addrs {
 		b.PreBound(claim.Namespace, claim.Name)(a)
-		create(g, a)
+		kit.Create(g, a)
 	}
 }

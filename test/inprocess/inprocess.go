@@ -1,0 +1,81 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package inprocess runs a manager inside a test process: the same
+// controllers the binaries run, against a test cluster, started and stopped
+// at will (a stop in the middle of work is how tests simulate a crash).
+package inprocess
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/cozystack/address-controller/internal/manager"
+)
+
+// Manager is a running manager.
+type Manager struct {
+	t      *testing.T
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+}
+
+// Start runs a manager for cfg, with the controllers setup registers, until
+// the test ends or Stop is called. tune adjusts the manager's options.
+func Start(t *testing.T, cfg *rest.Config, setup func(ctrl.Manager) error, tune ...func(*ctrl.Options)) *Manager {
+	t.Helper()
+	opts := ctrl.Options{
+		Scheme:                 manager.NewScheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// Tests start the same controllers many times in one process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	}
+	manager.CacheDefaults(&opts)
+	for _, f := range tune {
+		f(&opts)
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := setup(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Manager{t: t, cancel: cancel, done: make(chan error, 1)}
+	go func() { m.done <- mgr.Start(ctx) }()
+	t.Cleanup(m.Stop)
+	return m
+}
+
+// Stop stops the manager and waits for it to return.
+func (m *Manager) Stop() {
+	m.once.Do(func() {
+		m.cancel()
+		if err := <-m.done; err != nil {
+			m.t.Errorf("manager: %v", err)
+		}
+	})
+}

@@ -1,0 +1,210 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package testkit holds the helpers integration tests share: unique names,
+// namespaces, object creation, and the observable state tests wait for
+// (phases, condition reasons, events), read through a real API server.
+package testkit
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// Kit reads and writes through one client.
+type Kit struct {
+	client.Client
+}
+
+// New returns a kit for c.
+func New(c client.Client) *Kit { return &Kit{Client: c} }
+
+var nonName = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// Name turns the test's name into a short object name, unique per run.
+func Name(t *testing.T) string {
+	base := strings.Trim(nonName.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
+	if len(base) > 40 {
+		base = base[len(base)-40:]
+	}
+	return strings.Trim(base, "-") + "-" + rand.String(4)
+}
+
+// Namespace creates a namespace for the test.
+func (k *Kit) Namespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Name(t)}}
+	if err := k.Client.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// Create creates objects, failing the test on the first error.
+func (k *Kit) Create(g Gomega, objs ...client.Object) {
+	for _, o := range objs {
+		g.Expect(k.Client.Create(context.Background(), o)).To(Succeed(), "creating %s", o.GetName())
+	}
+}
+
+// CreateConcurrently creates objects from 20 goroutines at once.
+func (k *Kit) CreateConcurrently(g Gomega, objs ...client.Object) {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(objs))
+	sem := make(chan struct{}, 20)
+	for _, o := range objs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs <- k.Client.Create(context.Background(), o)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+}
+
+// Claim reads a claim.
+func (k *Kit) Claim(g Gomega, ns, name string) *v1alpha1.IPAddressClaim {
+	c := &v1alpha1.IPAddressClaim{}
+	g.Expect(k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, c)).To(Succeed())
+	return c
+}
+
+// Address reads an address.
+func (k *Kit) Address(g Gomega, name string) *v1alpha1.IPAddress {
+	a := &v1alpha1.IPAddress{}
+	g.Expect(k.Get(context.Background(), client.ObjectKey{Name: name}, a)).To(Succeed())
+	return a
+}
+
+// Service reads a Service.
+func (k *Kit) Service(g Gomega, ns, name string) *corev1.Service {
+	s := &corev1.Service{}
+	g.Expect(k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s)).To(Succeed())
+	return s
+}
+
+// Gone reports whether obj no longer exists.
+func (k *Kit) Gone(obj client.Object) func() bool {
+	return func() bool {
+		return apierrors.IsNotFound(k.Get(context.Background(), client.ObjectKeyFromObject(obj), obj))
+	}
+}
+
+// Finalizers reads obj's finalizers.
+func (k *Kit) Finalizers(g Gomega, obj client.Object) []string {
+	g.Expect(k.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	return obj.GetFinalizers()
+}
+
+// ClaimState is what a test waits for on a claim.
+type ClaimState struct {
+	Phase     v1alpha1.IPAddressClaimPhase
+	Reason    string
+	Addresses []string
+}
+
+// StateOfClaim reads a claim's phase, Bound reason and address names.
+func (k *Kit) StateOfClaim(g Gomega, ns, name string) func() ClaimState {
+	return func() ClaimState {
+		c := k.Claim(g, ns, name)
+		s := ClaimState{Phase: c.Status.Phase, Reason: Reason(c.Status.Conditions, v1alpha1.ConditionBound)}
+		for _, a := range c.Status.Addresses {
+			s.Addresses = append(s.Addresses, a.Name)
+		}
+		return s
+	}
+}
+
+// AddressState is what a test waits for on an address.
+type AddressState struct {
+	Phase  v1alpha1.IPAddressPhase
+	Reason string
+	Claim  string
+}
+
+// StateOfAddress reads an address's phase, Bound reason and claim.
+func (k *Kit) StateOfAddress(g Gomega, name string) func() AddressState {
+	return func() AddressState {
+		a := k.Address(g, name)
+		s := AddressState{Phase: a.Status.Phase, Reason: Reason(a.Status.Conditions, v1alpha1.ConditionBound)}
+		if a.Spec.ClaimRef != nil {
+			s.Claim = a.Spec.ClaimRef.Key()
+		}
+		return s
+	}
+}
+
+// Reason is the reason of the condition of type typ, or "".
+func Reason(conds []metav1.Condition, typ string) string {
+	if c := meta.FindStatusCondition(conds, typ); c != nil {
+		return c.Reason
+	}
+	return ""
+}
+
+// EventsAbout returns the notes of the events with reason about obj.
+func (k *Kit) EventsAbout(g Gomega, obj client.Object, reason string) func() []string {
+	return func() []string {
+		list := &eventsv1.EventList{}
+		g.Expect(k.List(context.Background(), list)).To(Succeed())
+		var notes []string
+		for _, e := range list.Items {
+			if e.Regarding.UID == obj.GetUID() && e.Reason == reason {
+				notes = append(notes, e.Note)
+			}
+		}
+		return notes
+	}
+}
+
+// SetAnnotation sets (or, with an empty value, removes) an annotation,
+// retrying on conflicts.
+func (k *Kit) SetAnnotation(g Gomega, obj client.Object, key, value string) {
+	g.Eventually(func() error {
+		if err := k.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		ann := obj.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		if value == "" {
+			delete(ann, key)
+		} else {
+			ann[key] = value
+		}
+		obj.SetAnnotations(ann)
+		return k.Update(context.Background(), obj)
+	}).Should(Succeed())
+}
