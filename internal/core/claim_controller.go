@@ -293,8 +293,6 @@ func preBindingRefusal(claim *v1alpha1.IPAddressClaim, className string, a *v1al
 		return "the address is being deleted"
 	case a.Status.Phase == v1alpha1.AddressReleased:
 		return "the address is Released (it was reclaimed while the claim it names did not exist); clear its spec.claimRef to recycle it"
-	case a.Status.Phase == v1alpha1.AddressConflict || a.Status.Phase == v1alpha1.AddressLost:
-		return fmt.Sprintf("the address is %s", a.Status.Phase)
 	case claim.Spec.AddressName != "" && claim.Spec.AddressName != a.Name:
 		return fmt.Sprintf("the claim names IPAddress %s in spec.addressName", claim.Spec.AddressName)
 	case !slices.Contains(claim.Spec.Family.Families(), family):
