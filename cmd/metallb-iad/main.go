@@ -43,7 +43,7 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&mgrOpts.Zap)))
 	log := ctrl.Log.WithName("setup")
 
-	mgr, err := mgrOpts.New(ctrl.GetConfigOrDie(), manager.NewScheme())
+	mgr, err := mgrOpts.New(ctrl.GetConfigOrDie(), manager.NewScheme(), driverOpts.ManagerOptions)
 	if err != nil {
 		log.Error(err, "Failed to create manager")
 		os.Exit(1)

@@ -26,6 +26,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -92,8 +94,10 @@ func NewScheme() *runtime.Scheme {
 }
 
 // New builds a manager for cfg from the options, with health and readiness
-// checks installed. The caller registers its controllers and starts it.
-func (o *Options) New(cfg *rest.Config, scheme *runtime.Scheme) (ctrl.Manager, error) {
+// checks installed. tune adjusts the controller-runtime options a binary
+// needs beyond these (cache scoping, say). The caller registers its
+// controllers and starts it.
+func (o *Options) New(cfg *rest.Config, scheme *runtime.Scheme, tune ...func(*ctrl.Options)) (ctrl.Manager, error) {
 	var tlsOpts []func(*tls.Config)
 	if !o.EnableHTTP2 {
 		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
@@ -107,7 +111,7 @@ func (o *Options) New(cfg *rest.Config, scheme *runtime.Scheme) (ctrl.Manager, e
 	if o.SecureMetrics {
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metrics,
 		HealthProbeBindAddress:        o.ProbeAddr,
@@ -115,7 +119,12 @@ func (o *Options) New(cfg *rest.Config, scheme *runtime.Scheme) (ctrl.Manager, e
 		LeaderElectionID:              o.LeaderElectionID,
 		LeaderElectionNamespace:       o.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
-	})
+	}
+	CacheDefaults(&opts)
+	for _, t := range tune {
+		t(&opts)
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
@@ -126,4 +135,15 @@ func (o *Options) New(cfg *rest.Config, scheme *runtime.Scheme) (ctrl.Manager, e
 		return nil, fmt.Errorf("adding readiness check: %w", err)
 	}
 	return mgr, nil
+}
+
+// CacheDefaults makes the cache lean: managed fields are dropped before
+// objects are stored (they are most of a Service's bytes and no reconciler
+// reads them), and unstructured objects are cached like typed ones.
+func CacheDefaults(opts *ctrl.Options) {
+	opts.Cache.DefaultTransform = cache.TransformStripManagedFields()
+	if opts.Client.Cache == nil {
+		opts.Client.Cache = &client.CacheOptions{}
+	}
+	opts.Client.Cache.Unstructured = true
 }

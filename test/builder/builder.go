@@ -21,9 +21,11 @@ package builder
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 )
@@ -133,4 +135,63 @@ func Family(f v1alpha1.IPFamily) ClaimOption {
 // Named sets spec.addressName.
 func Named(address string) ClaimOption {
 	return func(c *v1alpha1.IPAddressClaim) { c.Spec.AddressName = address }
+}
+
+// ServiceOption modifies a Service under construction.
+type ServiceOption func(*corev1.Service)
+
+// Service returns a single-stack IPv4 LoadBalancer Service with one port and
+// no node ports.
+func Service(namespace, name string, opts ...ServiceOption) *corev1.Service {
+	s := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: corev1.ServiceSpec{
+			Type:                          corev1.ServiceTypeLoadBalancer,
+			AllocateLoadBalancerNodePorts: ptr.To(false),
+			IPFamilyPolicy:                ptr.To(corev1.IPFamilyPolicySingleStack),
+			IPFamilies:                    []corev1.IPFamily{corev1.IPv4Protocol},
+			Selector:                      map[string]string{"app": name},
+			Ports:                         []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}},
+		},
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// ForClaim annotates the Service with the claim whose addresses it wants.
+func ForClaim(claim string) ServiceOption {
+	return func(s *corev1.Service) {
+		metav1.SetMetaDataAnnotation(&s.ObjectMeta, v1alpha1.AnnotationIPAddressClaim, claim)
+	}
+}
+
+// PinnedByHand pins the Service to addresses with MetalLB's annotation, as an
+// admin would.
+func PinnedByHand(ips string) ServiceOption {
+	return func(s *corev1.Service) {
+		metav1.SetMetaDataAnnotation(&s.ObjectMeta, "metallb.io/loadBalancerIPs", ips)
+	}
+}
+
+// DualStack makes the Service require both families, IPv4 first.
+func DualStack() ServiceOption {
+	return func(s *corev1.Service) {
+		s.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyRequireDualStack)
+		s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+	}
+}
+
+// ClusterIPOnly makes the Service of type ClusterIP.
+func ClusterIPOnly() ServiceOption {
+	return func(s *corev1.Service) {
+		s.Spec.Type = corev1.ServiceTypeClusterIP
+		s.Spec.AllocateLoadBalancerNodePorts = nil
+	}
+}
+
+// WithLabel sets a label.
+func WithLabel(key, value string) ServiceOption {
+	return func(s *corev1.Service) { metav1.SetMetaDataLabel(&s.ObjectMeta, key, value) }
 }

@@ -172,6 +172,20 @@ const (
 	ReasonDriverPhase = "DriverPhase"
 )
 
+// Event reasons of the drivers.
+const (
+	EventProvisioned        = "Provisioned"
+	EventLedgerMismatch     = "LedgerMismatch"
+	EventAssociated         = "Associated"
+	EventDissociated        = "Dissociated"
+	EventAssociationRefused = "AssociationRefused"
+	EventAddressConflict    = "AddressConflict"
+	EventConflictResolved   = "ConflictResolved"
+	EventAddressLost        = "AddressLost"
+	EventInvalidParameters  = "InvalidParameters"
+	EventRendered           = "Rendered"
+)
+
 // Event reasons of the core.
 const (
 	EventClassInUse          = "ClassInUse"

@@ -1,0 +1,231 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package driver
+
+import (
+	"context"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// AddressReconciler keeps the driver's side of every address of its classes.
+//
+// Design: level-triggered on every pass, the backend holds the address if
+// and only if it exists and no live workload carries it: a hold deleted out
+// of band comes back, and an association whose Service is gone, or whose
+// claim binding ended, is dissolved, which re-arms the hold. Any Service that
+// carries the address without entitlement (the backend's own hold, or the
+// Service naming the address's live claim) turns the address Conflict; once
+// none does, the phase goes back to the core. Addresses this driver created
+// carry its finalizer, so the backend state goes before the object does.
+type AddressReconciler struct{ *base }
+
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+
+// Reconcile runs one pass of the driver over an address.
+func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	a := &v1alpha1.IPAddress{}
+	if err := r.Get(ctx, req.NamespacedName, a); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	class, err := r.servedClass(ctx, a.Spec.ClassName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	finalizer := v1alpha1.DriverTeardownFinalizer(r.provisioner)
+	if class == nil && !controllerutil.ContainsFinalizer(a, finalizer) {
+		return ctrl.Result{}, nil // not ours
+	}
+	if a.DeletionTimestamp != nil {
+		return ctrl.Result{}, r.teardown(ctx, a, finalizer)
+	}
+
+	bindingLive, err := r.bindingLive(ctx, a)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	carrier, live, err := r.carrier(ctx, a, bindingLive)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if a.Status.AssociatedTo != nil && !live {
+		// Dissolving writes status; the next pass re-arms the hold.
+		return ctrl.Result{}, r.dissociate(ctx, a, carrier, "the association ended")
+	}
+
+	obs := holdObservation{address: a, now: metav1.NewTime(r.clock.Now())}
+	if live {
+		obs.carrier = carrier
+		obs.carried = slices.Contains(ingressIPs(carrier), a.Spec.Address)
+		if err := r.backend.Unhold(ctx, a); err != nil {
+			return ctrl.Result{}, err
+		}
+	} else if class != nil {
+		if obs.hold, err = r.backend.Hold(ctx, a, class); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if obs.wrongful, err = r.wrongfulHolders(ctx, a, bindingLive); err != nil {
+		return ctrl.Result{}, err
+	}
+	before := a.DeepCopy()
+	st := driverStatus(obs)
+	if err := r.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { *s = st }); err != nil {
+		return ctrl.Result{}, ignoreConflict(err)
+	}
+	r.reportTransitions(ctx, before, a, obs)
+	return ctrl.Result{}, nil
+}
+
+// bindingLive: the address is bound (claimRef with a UID) to a claim that
+// exists, with that UID, and is not being deleted.
+func (r *AddressReconciler) bindingLive(ctx context.Context, a *v1alpha1.IPAddress) (bool, error) {
+	ref := a.Spec.ClaimRef
+	if ref == nil || ref.UID == "" {
+		return false, nil
+	}
+	claim := &v1alpha1.IPAddressClaim{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, claim); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return claim.UID == ref.UID && claim.DeletionTimestamp == nil, nil
+}
+
+// carrier returns the Service the address is associated with, if it still
+// exists, and whether the association is live: same Service, still naming
+// the claim, and the binding live.
+func (r *AddressReconciler) carrier(ctx context.Context, a *v1alpha1.IPAddress, bindingLive bool) (*corev1.Service, bool, error) {
+	w := a.Status.AssociatedTo
+	if w == nil {
+		return nil, false, nil
+	}
+	svc := &corev1.Service{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: w.Name}, svc); err != nil {
+		return nil, false, client.IgnoreNotFound(err)
+	}
+	if w.UID != "" && svc.UID != w.UID {
+		return nil, false, nil // a new Service of the same name
+	}
+	live := bindingLive && svc.DeletionTimestamp == nil && svc.Spec.Type == corev1.ServiceTypeLoadBalancer &&
+		svc.Annotations[v1alpha1.AnnotationIPAddressClaim] == a.Spec.ClaimRef.Name
+	return svc, live, nil
+}
+
+// wrongfulHolders are the Services whose load balancer reports the address
+// without their being entitled to it.
+func (r *AddressReconciler) wrongfulHolders(ctx context.Context, a *v1alpha1.IPAddress, bindingLive bool) ([]*corev1.Service, error) {
+	list := &corev1.ServiceList{}
+	if err := r.List(ctx, list, client.MatchingFields{indexServiceByIngressIP: a.Spec.Address}); err != nil {
+		return nil, err
+	}
+	var out []*corev1.Service
+	for i := range list.Items {
+		if s := &list.Items[i]; !entitled(r.backend, s, a, bindingLive) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// reportTransitions emits the events an admin must see when the driver moves
+// an address into or out of Conflict or Lost.
+func (r *AddressReconciler) reportTransitions(ctx context.Context, before, after *v1alpha1.IPAddress, obs holdObservation) {
+	if prev, cur := meta.FindStatusCondition(before.Status.Conditions, v1alpha1.ConditionAssociated),
+		meta.FindStatusCondition(after.Status.Conditions, v1alpha1.ConditionAssociated); cur != nil && cur.Reason == ReasonCarried &&
+		(prev == nil || prev.Reason != ReasonCarried) {
+		r.metrics.handoffTime.Observe(obs.now.Sub(cur.LastTransitionTime.Time).Seconds())
+	}
+	was, now := before.Status.Phase, after.Status.Phase
+	rightful := "no claim"
+	if ref := after.Spec.ClaimRef; ref != nil {
+		rightful = "claim " + ref.Key()
+	}
+	switch {
+	case now == v1alpha1.AddressConflict && was != now:
+		log.FromContext(ctx).Info("Address held by another Service", "offenders", serviceNames(obs.wrongful))
+		r.metrics.conflicts.WithLabelValues(after.Spec.ClassName).Inc()
+		for _, s := range obs.wrongful {
+			r.recorder.Eventf(after, s, corev1.EventTypeWarning, v1alpha1.EventAddressConflict, "DetectConflict",
+				"%s is held by Service %s/%s, which is not entitled to it; it belongs to %s", after.Spec.Address, s.Namespace, s.Name, rightful)
+			r.recorder.Eventf(s, after, corev1.EventTypeWarning, v1alpha1.EventAddressConflict, "DetectConflict",
+				"This Service holds %s, which is IPAddress %s of %s; release it (remove the pin) or reference that claim", after.Spec.Address, after.Name, rightful)
+		}
+	case was == v1alpha1.AddressConflict && now != was:
+		r.recorder.Eventf(after, nil, corev1.EventTypeNormal, v1alpha1.EventConflictResolved, "ResolveConflict",
+			"No Service holds %s wrongfully any more; phase handed back as %s", after.Spec.Address, now)
+	case now == v1alpha1.AddressLost && was != now:
+		r.recorder.Eventf(after, nil, corev1.EventTypeWarning, v1alpha1.EventAddressLost, "Hold", "%s", obs.hold.Message)
+	}
+}
+
+// teardown releases the backend state of an address this driver created:
+// its hold, and any pin the driver wrote on a Service carrying it.
+func (r *AddressReconciler) teardown(ctx context.Context, a *v1alpha1.IPAddress, finalizer string) error {
+	if !controllerutil.ContainsFinalizer(a, finalizer) {
+		return nil
+	}
+	if w := a.Status.AssociatedTo; w != nil {
+		svc := &corev1.Service{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: w.Name}, svc)
+		if client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		if err == nil && (w.UID == "" || svc.UID == w.UID) {
+			if err := r.backend.Unpin(ctx, svc); err != nil {
+				return err
+			}
+		}
+	}
+	if err := r.backend.Unhold(ctx, a); err != nil {
+		return err
+	}
+	orig := a.DeepCopy()
+	controllerutil.RemoveFinalizer(a, finalizer)
+	return ignoreConflict(client.IgnoreNotFound(r.Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))))
+}
+
+// dissociate ends an association: the driver's pin on the Service is
+// withdrawn, then associatedTo is cleared, which lets the hold return.
+func (d *base) dissociate(ctx context.Context, a *v1alpha1.IPAddress, svc *corev1.Service, why string) error {
+	if svc != nil && svc.DeletionTimestamp == nil {
+		if err := d.backend.Unpin(ctx, svc); err != nil {
+			return err
+		}
+	}
+	w := a.Status.AssociatedTo
+	if err := d.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { s.AssociatedTo = nil }); err != nil {
+		return ignoreConflict(err)
+	}
+	log.FromContext(ctx).Info("Dissociated address", "service", w.Namespace+"/"+w.Name, "why", why)
+	var related runtime.Object
+	if svc != nil {
+		related = svc
+	}
+	d.recorder.Eventf(a, related, corev1.EventTypeNormal, v1alpha1.EventDissociated, "Dissociate",
+		"No longer carried by Service %s/%s: %s; the backend holds it again", w.Namespace, w.Name, why)
+	return nil
+}

@@ -1,0 +1,120 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package driver
+
+import (
+	"context"
+	"net/netip"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// Backend is what the driver needs from the system that really holds
+// addresses. The driver decides when; the backend knows how.
+type Backend interface {
+	// Provisioner is the name classes use to select this driver.
+	Provisioner() string
+
+	// RenderClass turns a class into backend configuration. keep lists the
+	// addresses of the class that must stay valid whatever the class's
+	// parameters now say. A Problem in the result is bad input, reported on
+	// the class; an error is retried.
+	RenderClass(ctx context.Context, class *v1alpha1.IPAddressClass, keep []netip.Addr) (RenderResult, error)
+
+	// Reserve asks the backend for a new address of family for claim, and
+	// returns it once the backend has picked one. It must be idempotent and
+	// safe to repeat after a crash at any point: the same claim and family
+	// yield the same reservation.
+	Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, class *v1alpha1.IPAddressClass, family v1alpha1.IPFamily) (Reservation, error)
+
+	// Hold keeps address a reserved in the backend while no workload carries
+	// it, adopting a reservation made for it by Reserve if there is one.
+	Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass) (HoldState, error)
+
+	// Unhold releases the backend's hold on a, so that a workload can take
+	// the address, or because the address goes.
+	Unhold(ctx context.Context, a *v1alpha1.IPAddress) error
+
+	// Pin steers the backend to give svc exactly addrs (IPv4 first), and
+	// records that the driver wrote the pin.
+	Pin(ctx context.Context, svc *corev1.Service, addrs []netip.Addr) error
+
+	// Unpin withdraws a pin the driver wrote on svc; a pin someone else
+	// wrote is left alone.
+	Unpin(ctx context.Context, svc *corev1.Service) error
+
+	// PinnedTo returns the addresses svc is pinned to and whether the driver
+	// wrote that pin.
+	PinnedTo(svc *corev1.Service) (addrs []netip.Addr, byDriver bool)
+
+	// IsHolder reports whether svc is the backend's own hold on a: such a
+	// Service legitimately carries the address.
+	IsHolder(svc *corev1.Service, a *v1alpha1.IPAddress) bool
+
+	// Watches are extra event sources: backend objects whose changes must
+	// wake a claim, an address or a class.
+	Watches() Watches
+}
+
+// Reservation is a backend's answer to Reserve.
+type Reservation struct {
+	// Address is the reserved address; invalid while the backend has not
+	// picked one yet.
+	Address netip.Addr
+	// Waiting says, while Address is invalid, what the backend waits for.
+	Waiting string
+}
+
+// HoldState is what Hold found.
+type HoldState struct {
+	// Held is true when the backend holds the address for its owner.
+	Held bool
+	// Lost is true when the backend can never hold the address again as
+	// things stand (it is outside every range the backend serves).
+	Lost bool
+	// Reason and Message explain the state, for the address's Held condition.
+	Reason, Message string
+}
+
+// RenderResult is a backend's answer to RenderClass.
+type RenderResult struct {
+	// Problem is bad input, reported on the class; nothing was rendered.
+	Problem string
+	// Reason names the kind of problem, for the class's condition.
+	Reason string
+	// Outside lists kept addresses outside the class's ranges.
+	Outside []netip.Addr
+	// Capacity is how many addresses the class's ranges offer.
+	Capacity float64
+}
+
+// Watch is one extra event source of a controller.
+type Watch struct {
+	Object     client.Object
+	Handler    handler.EventHandler
+	Predicates []predicate.Predicate
+}
+
+// Watches are the backend's extra event sources, per controller.
+type Watches struct {
+	Claims, Addresses, Classes []Watch
+}

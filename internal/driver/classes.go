@@ -1,0 +1,108 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package driver
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// Reasons of a class's Rendered condition.
+const (
+	ReasonRendered     = "Rendered"
+	ReasonOutsideRange = "AddressesOutsideRange"
+)
+
+// ClassReconciler renders each class this driver serves into backend
+// configuration.
+//
+// Design: the backend renders the class's parameters, keeping every address
+// of the class valid whatever the parameters now say, so that shrinking a
+// class never strands an address. Bad parameters leave what was rendered
+// before untouched and say exactly what is wrong, on the class's Rendered
+// condition and in a Warning event.
+type ClassReconciler struct{ *base }
+
+// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclasses/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclasses/finalizers,verbs=update
+
+// Reconcile runs one rendering pass over a class.
+func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	class, err := r.servedClass(ctx, req.Name)
+	if err != nil || class == nil || class.DeletionTimestamp != nil {
+		return ctrl.Result{}, err
+	}
+	list := &v1alpha1.IPAddressList{}
+	if err := r.List(ctx, list, client.MatchingFields{indexAddressByClass: class.Name}, client.UnsafeDisableDeepCopy); err != nil {
+		return ctrl.Result{}, err
+	}
+	keep := make([]netip.Addr, 0, len(list.Items))
+	for _, a := range list.Items {
+		if ip, err := a.IP(); err == nil {
+			keep = append(keep, ip)
+		}
+	}
+	res, err := r.backend.RenderClass(ctx, class, keep)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	r.metrics.capacity.WithLabelValues(class.Name).Set(res.Capacity)
+	r.metrics.used.WithLabelValues(class.Name).Set(float64(len(keep)))
+
+	cond := metav1.Condition{Type: v1alpha1.ConditionRendered, Status: metav1.ConditionTrue, Reason: ReasonRendered,
+		ObservedGeneration: class.Generation, LastTransitionTime: metav1.NewTime(r.clock.Now()),
+		Message: fmt.Sprintf("Rendered; %v addresses in range, %d in use", res.Capacity, len(keep))}
+	switch {
+	case res.Problem != "":
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, res.Reason, res.Problem
+	case len(res.Outside) > 0:
+		cond.Reason = ReasonOutsideRange
+		cond.Message = fmt.Sprintf("Rendered; addresses still in use outside the class's ranges are kept: %s", joinAddrs(res.Outside))
+	}
+	prev := meta.FindStatusCondition(class.Status.Conditions, v1alpha1.ConditionRendered)
+	orig := class.DeepCopy()
+	if !meta.SetStatusCondition(&class.Status.Conditions, cond) && prev != nil && prev.ObservedGeneration == cond.ObservedGeneration {
+		return ctrl.Result{}, nil
+	}
+	if err := r.Status().Patch(ctx, class, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return ctrl.Result{}, ignoreConflict(err)
+	}
+	if res.Problem != "" && (prev == nil || prev.Message != res.Problem) {
+		r.recorder.Eventf(class, nil, corev1.EventTypeWarning, res.Reason, "Render", "Nothing rendered: %s", res.Problem)
+	}
+	return ctrl.Result{}, nil
+}
+
+func joinAddrs(as []netip.Addr) string {
+	s := make([]string, len(as))
+	for i, a := range as {
+		s[i] = a.String()
+	}
+	slices.Sort(s)
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,177 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package metallb
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
+	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+)
+
+// Options configure the MetalLB driver.
+type Options struct {
+	// PlaceholderNamespace holds the placeholder Services that keep reserved
+	// addresses in MetalLB's books. Tenants must not be able to write to it.
+	PlaceholderNamespace string
+	// MetalLBNamespace is where MetalLB reads its IPAddressPools and
+	// advertisements.
+	MetalLBNamespace string
+	// Driver tunes the backend-agnostic controllers.
+	Driver driver.Options
+}
+
+// BindFlags registers the options on fs.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.PlaceholderNamespace, "placeholder-namespace", "metallb-iad-system",
+		"Namespace of the placeholder Services; tenants must not be able to write to it.")
+	fs.StringVar(&o.MetalLBNamespace, "metallb-namespace", "metallb-system",
+		"Namespace where MetalLB reads its configuration.")
+	fs.IntVar(&o.Driver.Concurrency, "concurrency", 4, "How many objects of each kind are reconciled at once.")
+}
+
+// ManagerOptions scopes the manager's cache to what the driver reads:
+// MetalLB's configuration in its namespace only.
+func (o *Options) ManagerOptions(opts *ctrl.Options) {
+	if opts.Cache.ByObject == nil {
+		opts.Cache.ByObject = map[client.Object]cache.ByObject{}
+	}
+	for _, obj := range metallbObjects() {
+		opts.Cache.ByObject[obj] = cache.ByObject{Namespaces: map[string]cache.Config{o.MetalLBNamespace: {}}}
+	}
+}
+
+func metallbObjects() []client.Object {
+	var out []client.Object
+	for _, gvk := range []schema.GroupVersionKind{params.IPAddressPoolGVK, params.L2AdvertisementGVK, params.BGPAdvertisementGVK} {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		out = append(out, u)
+	}
+	return out
+}
+
+// Backend implements driver.Backend with MetalLB: placeholder Services hold
+// reservations in MetalLB's own books, and metallb.io/loadBalancerIPs pins
+// workloads.
+type Backend struct {
+	client.Client
+	opts    Options
+	metrics *metrics
+}
+
+// Setup registers the MetalLB driver on mgr.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	if opts.PlaceholderNamespace == "" || opts.MetalLBNamespace == "" {
+		return fmt.Errorf("the placeholder and MetalLB namespaces must be set")
+	}
+	ctx := context.Background()
+	b := &Backend{Client: mgr.GetClient(), opts: opts, metrics: newMetrics()}
+	if err := b.setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	if err := b.observePlaceholders(ctx, mgr); err != nil {
+		return err
+	}
+	if err := driver.Setup(mgr, b, opts.Driver); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named("placeholder").
+		For(&corev1.Service{}, builder.WithPredicates(predicate.NewPredicateFuncs(b.isAllocation))).
+		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(b.allocationsOfClaim)).
+		Complete(&OrphanReconciler{Backend: b})
+}
+
+// Provisioner is the MetalLB driver's name.
+func (b *Backend) Provisioner() string { return v1alpha1.ProvisionerMetalLB }
+
+// Watches wakes the driver's controllers on placeholder and MetalLB changes.
+func (b *Backend) Watches() driver.Watches {
+	placeholders := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetNamespace() == b.opts.PlaceholderNamespace && o.GetLabels()[v1alpha1.LabelPlaceholder] != ""
+	})
+	var classes []driver.Watch
+	for _, obj := range metallbObjects() {
+		classes = append(classes, driver.Watch{Object: obj,
+			Handler: handler.EnqueueRequestsFromMapFunc(b.classesToRerender)})
+	}
+	return driver.Watches{
+		Claims: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders},
+			Handler: handler.EnqueueRequestsFromMapFunc(claimOfPlaceholder)}},
+		Addresses: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders},
+			Handler: handler.EnqueueRequestsFromMapFunc(addressOfPlaceholder)}},
+		Classes: classes,
+	}
+}
+
+func claimOfPlaceholder(_ context.Context, o client.Object) []reconcile.Request {
+	ns, name, ok := splitKey(o.GetAnnotations()[annotationClaim])
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}}}
+}
+
+func addressOfPlaceholder(_ context.Context, o client.Object) []reconcile.Request {
+	if name := o.GetAnnotations()[annotationAddressName]; name != "" {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: name}}}
+	}
+	return nil
+}
+
+// classesToRerender maps a MetalLB object to the class that owns it, or, for
+// a pool someone else wrote, to every class this driver serves: its ranges
+// may now overlap theirs.
+func (b *Backend) classesToRerender(ctx context.Context, o client.Object) []reconcile.Request {
+	if class := o.GetLabels()[v1alpha1.LabelClass]; class != "" && o.GetLabels()[params.LabelManagedBy] == params.ManagedByValue {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: class}}}
+	}
+	list := &v1alpha1.IPAddressClassList{}
+	if err := b.List(ctx, list); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, c := range list.Items {
+		if c.Spec.Provisioner == b.Provisioner() {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: c.Name}})
+		}
+	}
+	return reqs
+}
+
+func splitKey(key string) (string, string, bool) {
+	for i := range key {
+		if key[i] == '/' {
+			return key[:i], key[i+1:], i > 0 && i < len(key)-1
+		}
+	}
+	return "", "", false
+}

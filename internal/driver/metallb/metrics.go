@@ -1,0 +1,57 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package metallb
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	backendMetrics  *metrics
+	registerBackend sync.Once
+)
+
+// metrics are the MetalLB backend's series.
+type metrics struct {
+	placeholders *prometheus.GaugeVec
+	holdsCreated prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	registerBackend.Do(func() {
+		backendMetrics = &metrics{
+			placeholders: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+				Name: "metallb_iad_placeholders", Help: "Placeholder Services by role (allocation, hold).",
+			}, []string{"role"}),
+			holdsCreated: prometheus.NewCounter(prometheus.CounterOpts{
+				Name: "metallb_iad_holds_created_total", Help: "Hold placeholders created (after a handoff back, or out-of-band deletion).",
+			}),
+		}
+		ctrlmetrics.Registry.MustRegister(backendMetrics.placeholders, backendMetrics.holdsCreated)
+	})
+	backendMetrics.placeholders.Reset()
+	return backendMetrics
+}
+
+func (m *metrics) placeholder(role string, delta float64) {
+	if role != "" {
+		m.placeholders.WithLabelValues(role).Add(delta)
+	}
+}

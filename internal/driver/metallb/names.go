@@ -1,0 +1,86 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package metallb
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// MetalLB's annotations, current and legacy.
+const (
+	annotationLoadBalancerIPs       = "metallb.io/loadBalancerIPs"
+	annotationLegacyLoadBalancerIPs = "metallb.universe.tf/loadBalancerIPs"
+	annotationAddressPool           = "metallb.io/address-pool"
+)
+
+// Names the driver puts on placeholder Services.
+const (
+	// annotationClaim records "namespace/name" of the claim an allocation
+	// placeholder provisions for.
+	annotationClaim = "local.sdn.cozystack.io/claim"
+	// annotationAddressName records the full name of the IPAddress a
+	// placeholder holds (LabelAddress carries a label-safe key of it).
+	annotationAddressName = "local.sdn.cozystack.io/address-name"
+	// LabelWithdrawn marks a Service whose pin the driver withdrew. The
+	// driver's pools refuse such Services, so MetalLB takes back the address
+	// it would otherwise keep after the pin is gone.
+	LabelWithdrawn = "local.sdn.cozystack.io/withdrawn"
+)
+
+// placeholderPort is the one port a placeholder declares: a LoadBalancer
+// Service needs one, and with no selector nothing ever answers on it.
+const placeholderPort = 9
+
+// allocationName is the deterministic name of the placeholder that asks
+// MetalLB for a claim's address of one family: racing reconciles collide on
+// create instead of allocating twice.
+func allocationName(claim types.UID, family v1alpha1.IPFamily) string {
+	suffix := "4"
+	if family == v1alpha1.IPv6 {
+		suffix = "6"
+	}
+	return "alloc-" + string(claim) + "-v" + suffix
+}
+
+// holdName is the deterministic name of the placeholder holding an address.
+func holdName(addressName string) string {
+	if name := "hold-" + addressName; len(validation.IsDNS1035Label(name)) == 0 {
+		return name
+	}
+	return "hold-" + digest(addressName)
+}
+
+// addressKey is a label-safe key of an IPAddress name: the name itself when
+// it is a valid label value (driver-created names always are).
+func addressKey(addressName string) string {
+	if len(validation.IsValidLabelValue(addressName)) == 0 {
+		return addressName
+	}
+	return "h-" + digest(addressName)
+}
+
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return strings.ToLower(hex.EncodeToString(sum[:]))[:20]
+}

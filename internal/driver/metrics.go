@@ -1,0 +1,68 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package driver
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	driverMetrics     *metrics
+	registerDriverMet sync.Once
+)
+
+// metrics are the driver's Prometheus series.
+type metrics struct {
+	provisioned *prometheus.CounterVec
+	handoffs    *prometheus.CounterVec
+	handoffTime prometheus.Histogram
+	conflicts   *prometheus.CounterVec
+	capacity    *prometheus.GaugeVec
+	used        *prometheus.GaugeVec
+}
+
+func newMetrics() *metrics {
+	registerDriverMet.Do(func() {
+		driverMetrics = &metrics{
+			provisioned: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "address_driver_provisioned_total", Help: "Addresses the driver provisioned, by class.",
+			}, []string{"class"}),
+			handoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "address_driver_handoffs_total", Help: "Associations of claims with Services, by class.",
+			}, []string{"class"}),
+			handoffTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+				Name: "address_driver_handoff_duration_seconds", Help: "From recording an association to the Service's load balancer reporting the address.",
+				Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
+			}),
+			conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "address_driver_conflicts_total", Help: "Addresses found held by a Service not entitled to them, by class.",
+			}, []string{"class"}),
+			capacity: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+				Name: "address_driver_pool_capacity", Help: "Addresses a class's ranges offer.",
+			}, []string{"class"}),
+			used: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+				Name: "address_driver_pool_used", Help: "IPAddress objects of a class, in any phase.",
+			}, []string{"class"}),
+		}
+		m := driverMetrics
+		ctrlmetrics.Registry.MustRegister(m.provisioned, m.handoffs, m.handoffTime, m.conflicts, m.capacity, m.used)
+	})
+	return driverMetrics
+}

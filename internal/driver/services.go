@@ -1,0 +1,249 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package driver
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// ServiceReconciler attaches claims' addresses to the Services that name them.
+//
+// Design: a Service annotated with a claim of its own namespace gets that
+// claim's addresses by a gap handoff, in this order: the association is
+// recorded on each address (status.associatedTo), the backend's hold is
+// released, and the Service is pinned. Each step is idempotent and the
+// recorded association drives the rest after a crash. Removing the
+// annotation, deleting the Service or ending the binding reverses it: the
+// driver withdraws only a pin it wrote, clears the association, and the hold
+// returns; the address stays bound. A request the driver cannot honour (no
+// such claim, claim not bound, claim of another driver, Service not a
+// LoadBalancer, families that do not fit, the claim already carried by a
+// live Service, a hand-written pin naming other addresses) changes nothing
+// and is reported as a Warning event on the Service.
+type ServiceReconciler struct{ *base }
+
+// Reconcile runs one association pass over a Service.
+func (r *ServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	svc := &corev1.Service{}
+	if err := r.Get(ctx, req.NamespacedName, svc); err != nil {
+		// A deleted Service: the addresses it carried notice on their pass.
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	current, err := r.carriedBy(ctx, svc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	claimName := svc.Annotations[v1alpha1.AnnotationIPAddressClaim]
+	if claimName == "" || svc.DeletionTimestamp != nil {
+		return ctrl.Result{}, r.dissociateAll(ctx, current, svc, "the Service no longer names a claim")
+	}
+
+	claim, addrs, refusal, err := r.request(ctx, svc, claimName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	// Addresses of another claim (the annotation moved) are let go first.
+	var stale []*v1alpha1.IPAddress
+	for _, a := range current {
+		if claim == nil || !slices.ContainsFunc(addrs, func(b *v1alpha1.IPAddress) bool { return b.Name == a.Name }) {
+			stale = append(stale, a)
+		}
+	}
+	if err := r.dissociateAll(ctx, stale, svc, "the Service names another claim"); err != nil {
+		return ctrl.Result{}, err
+	}
+	if refusal != "" {
+		log.FromContext(ctx).Info("Association refused", "claim", claimName, "why", refusal)
+		r.recorder.Eventf(svc, nil, corev1.EventTypeWarning, v1alpha1.EventAssociationRefused, "Associate", "%s", refusal)
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, r.associate(ctx, svc, claim, addrs)
+}
+
+// carriedBy lists the addresses associated with svc.
+func (r *ServiceReconciler) carriedBy(ctx context.Context, svc *corev1.Service) ([]*v1alpha1.IPAddress, error) {
+	list := &v1alpha1.IPAddressList{}
+	if err := r.List(ctx, list, client.MatchingFields{indexAddressByAssociation: svc.Namespace + "/" + svc.Name}); err != nil {
+		return nil, err
+	}
+	var out []*v1alpha1.IPAddress
+	for i := range list.Items {
+		if a := &list.Items[i]; a.Status.AssociatedTo.UID == "" || a.Status.AssociatedTo.UID == svc.UID {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+func (r *ServiceReconciler) dissociateAll(ctx context.Context, as []*v1alpha1.IPAddress, svc *corev1.Service, why string) error {
+	for _, a := range as {
+		if err := r.dissociate(ctx, a, svc, why); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// request checks what a Service asks for. It returns the claim and its
+// addresses, or why the request cannot be honoured (claim nil).
+func (r *ServiceReconciler) request(ctx context.Context, svc *corev1.Service, claimName string) (*v1alpha1.IPAddressClaim, []*v1alpha1.IPAddress, string, error) {
+	refuse := func(format string, args ...any) (*v1alpha1.IPAddressClaim, []*v1alpha1.IPAddress, string, error) {
+		return nil, nil, fmt.Sprintf(format, args...), nil
+	}
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		return refuse("Service is of type %s; only a LoadBalancer Service can carry the addresses of IPAddressClaim %s", svc.Spec.Type, claimName)
+	}
+	claim := &v1alpha1.IPAddressClaim{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: svc.Namespace, Name: claimName}, claim); err != nil {
+		if client.IgnoreNotFound(err) != nil {
+			return nil, nil, "", err
+		}
+		return refuse("IPAddressClaim %s not found in namespace %s", claimName, svc.Namespace)
+	}
+	if p := claim.Annotations[v1alpha1.AnnotationProvisioner]; p != r.provisioner {
+		if p == "" {
+			return refuse("IPAddressClaim %s has no class resolved yet", claimName)
+		}
+		return refuse("IPAddressClaim %s is served by %s, not by %s", claimName, p, r.provisioner)
+	}
+	if claim.Status.Phase != v1alpha1.ClaimBound {
+		return refuse("IPAddressClaim %s is not Bound (phase %s)", claimName, phaseText(claim.Status.Phase))
+	}
+	addrs, err := r.boundAddresses(ctx, claim)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if reason := familyMismatch(svc, claim, addrs); reason != "" {
+		return refuse("%s", reason)
+	}
+	for _, a := range addrs {
+		if w := a.Status.AssociatedTo; w != nil && (w.Namespace != svc.Namespace || w.Name != svc.Name || (w.UID != "" && w.UID != svc.UID)) {
+			holder, live, err := r.liveCarrier(ctx, a)
+			if err != nil {
+				return nil, nil, "", err
+			}
+			if live {
+				return refuse("IPAddressClaim %s is already carried by Service %s/%s; a claim's addresses go to one Service at a time",
+					claimName, holder.Namespace, holder.Name)
+			}
+			// A stale holder: take over.
+			if err := r.dissociate(ctx, a, holder, fmt.Sprintf("Service %s/%s takes over", svc.Namespace, svc.Name)); err != nil {
+				return nil, nil, "", err
+			}
+		}
+	}
+	if pinned, byDriver := r.backend.PinnedTo(svc); len(pinned) > 0 && !byDriver && !sameAddresses(pinned, ips(addrs)) {
+		return refuse("Service is pinned by hand to %v, not to the addresses of IPAddressClaim %s (%v); the driver never overwrites a hand-written pin",
+			pinned, claimName, ips(addrs))
+	}
+	return claim, addrs, "", nil
+}
+
+// liveCarrier returns the Service an address is associated with and whether
+// it still carries it by right.
+func (r *ServiceReconciler) liveCarrier(ctx context.Context, a *v1alpha1.IPAddress) (*corev1.Service, bool, error) {
+	w := a.Status.AssociatedTo
+	svc := &corev1.Service{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: w.Name}, svc); err != nil {
+		return nil, false, client.IgnoreNotFound(err)
+	}
+	live := (w.UID == "" || svc.UID == w.UID) && svc.DeletionTimestamp == nil &&
+		svc.Annotations[v1alpha1.AnnotationIPAddressClaim] == a.Spec.ClaimRef.Name
+	return svc, live, nil
+}
+
+// associate performs the gap handoff: record, release the hold, pin.
+func (r *ServiceReconciler) associate(ctx context.Context, svc *corev1.Service, claim *v1alpha1.IPAddressClaim, addrs []*v1alpha1.IPAddress) error {
+	ref := &v1alpha1.WorkloadReference{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name, UID: svc.UID}
+	fresh := false
+	for _, a := range addrs {
+		if a.Status.AssociatedTo != nil {
+			continue
+		}
+		fresh = true
+		if err := r.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { s.AssociatedTo = ref }); err != nil {
+			// On a conflict the next pass starts over from the newer address.
+			return ignoreConflict(err)
+		}
+	}
+	for _, a := range addrs {
+		if err := r.backend.Unhold(ctx, a); err != nil {
+			return err
+		}
+	}
+	if pinned, byDriver := r.backend.PinnedTo(svc); !byDriver || !slices.Equal(pinned, ips(addrs)) {
+		if len(pinned) == 0 || byDriver {
+			if err := r.backend.Pin(ctx, svc, ips(addrs)); err != nil {
+				return err
+			}
+		}
+	}
+	if fresh {
+		r.metrics.handoffs.WithLabelValues(claimClass(claim)).Inc()
+		log.FromContext(ctx).Info("Associated claim", "claim", claim.ClaimKey(), "addresses", ips(addrs))
+		r.recorder.Eventf(svc, claim, corev1.EventTypeNormal, v1alpha1.EventAssociated, "Associate",
+			"Carries the addresses of IPAddressClaim %s: %v", claim.Name, ips(addrs))
+	}
+	return nil
+}
+
+// familyMismatch says why a Service's IP families cannot carry a claim's
+// addresses, or "".
+func familyMismatch(svc *corev1.Service, claim *v1alpha1.IPAddressClaim, addrs []*v1alpha1.IPAddress) string {
+	want := claim.Spec.Family.Families()
+	var have []v1alpha1.IPFamily
+	for _, f := range svc.Spec.IPFamilies {
+		if f == corev1.IPv4Protocol {
+			have = append(have, v1alpha1.IPv4)
+		} else {
+			have = append(have, v1alpha1.IPv6)
+		}
+	}
+	slices.Sort(have)
+	if len(addrs) != len(want) {
+		return fmt.Sprintf("IPAddressClaim %s holds %d of the %d addresses it asks for", claim.Name, len(addrs), len(want))
+	}
+	if !slices.Equal(have, want) {
+		return fmt.Sprintf("Service has IP families %v but IPAddressClaim %s is %s; make the Service's spec.ipFamilies and ipFamilyPolicy match",
+			svc.Spec.IPFamilies, claim.Name, claim.Spec.Family)
+	}
+	return ""
+}
+
+func sameAddresses(a, b []netip.Addr) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.SortFunc(a, netip.Addr.Compare)
+	slices.SortFunc(b, netip.Addr.Compare)
+	return slices.Equal(a, b)
+}
+
+func phaseText(p v1alpha1.IPAddressClaimPhase) string {
+	if p == "" {
+		return "not yet processed"
+	}
+	return string(p)
+}

@@ -1,0 +1,312 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package driver
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// Options tune the driver's controllers.
+type Options struct {
+	// Concurrency bounds how many objects of each kind are reconciled at once.
+	Concurrency int
+	// Clock tells the time; nil means the real clock.
+	Clock clock.PassiveClock
+}
+
+// Field indexes of the driver's cache. Every lookup goes through one.
+const (
+	indexAddressByClaim       = "driver.addressByClaim"
+	indexAddressByIP          = "driver.addressByIP"
+	indexAddressByClass       = "driver.addressByClass"
+	indexAddressByAssociation = "driver.addressByAssociation"
+	indexServiceByIngressIP   = "driver.serviceByIngressIP"
+	indexServiceByClaim       = "driver.serviceByClaim"
+	indexPendingClaimByClass  = "driver.pendingClaimByClass"
+)
+
+// Setup registers the driver's indexes and controllers for backend on mgr.
+func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
+	ctx := context.Background()
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	if err := setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("setting up field indexes: %w", err)
+	}
+	name := backend.Provisioner()
+	d := &base{Client: mgr.GetClient(), backend: backend, provisioner: name,
+		recorder: mgr.GetEventRecorder(eventSource(name)), clock: clk, metrics: newMetrics()}
+	copts := controller.Options{MaxConcurrentReconciles: max(opts.Concurrency, 1)}
+	w := backend.Watches()
+
+	claims := ctrl.NewControllerManagedBy(mgr).Named("claim").
+		For(&v1alpha1.IPAddressClaim{}, builder.WithPredicates(predicate.NewPredicateFuncs(d.stampedForUs))).
+		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(claimOfAddress)).
+		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(d.pendingClaimsOfClass)).
+		WithOptions(copts)
+	if err := addWatches(claims, w.Claims).Complete(&ClaimReconciler{base: d}); err != nil {
+		return fmt.Errorf("setting up the claim controller: %w", err)
+	}
+
+	addresses := ctrl.NewControllerManagedBy(mgr).Named("ipaddress").
+		For(&v1alpha1.IPAddress{}).
+		Watches(&corev1.Service{}, serviceToAddresses(d)).
+		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(d.addressesOfClaim)).
+		WithOptions(copts)
+	if err := addWatches(addresses, w.Addresses).Complete(&AddressReconciler{base: d}); err != nil {
+		return fmt.Errorf("setting up the ipaddress controller: %w", err)
+	}
+
+	services := ctrl.NewControllerManagedBy(mgr).Named("service").
+		For(&corev1.Service{}, builder.WithPredicates(predicate.Or(predicate.AnnotationChangedPredicate{},
+			predicate.GenerationChangedPredicate{}, ingressChanged()))).
+		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(d.servicesOfAddress)).
+		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(d.servicesOfClaim)).
+		WithOptions(copts)
+	if err := services.Complete(&ServiceReconciler{base: d}); err != nil {
+		return fmt.Errorf("setting up the service controller: %w", err)
+	}
+
+	classes := ctrl.NewControllerManagedBy(mgr).Named("class").
+		For(&v1alpha1.IPAddressClass{}, builder.WithPredicates(predicate.NewPredicateFuncs(d.servedByUs))).
+		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(classOfAddress), builder.WithPredicates(createOrDelete())).
+		WithOptions(copts)
+	if err := addWatches(classes, w.Classes).Complete(&ClassReconciler{base: d}); err != nil {
+		return fmt.Errorf("setting up the class controller: %w", err)
+	}
+	return nil
+}
+
+func addWatches(b *builder.Builder, ws []Watch) *builder.Builder {
+	for _, w := range ws {
+		b = b.Watches(w.Object, w.Handler, builder.WithPredicates(w.Predicates...))
+	}
+	return b
+}
+
+func eventSource(provisioner string) string {
+	// A qualified name of at most 63 characters, as events.k8s.io wants.
+	if len(provisioner) > 63 {
+		return provisioner[:63]
+	}
+	return provisioner
+}
+
+func setupIndexes(ctx context.Context, idx client.FieldIndexer) error {
+	indexes := []struct {
+		obj     client.Object
+		name    string
+		extract client.IndexerFunc
+	}{
+		{&v1alpha1.IPAddress{}, indexAddressByClaim, func(o client.Object) []string {
+			if ref := o.(*v1alpha1.IPAddress).Spec.ClaimRef; ref != nil {
+				return []string{ref.Key()}
+			}
+			return nil
+		}},
+		{&v1alpha1.IPAddress{}, indexAddressByIP, func(o client.Object) []string {
+			return []string{o.(*v1alpha1.IPAddress).Spec.Address}
+		}},
+		{&v1alpha1.IPAddress{}, indexAddressByClass, func(o client.Object) []string {
+			return []string{o.(*v1alpha1.IPAddress).Spec.ClassName}
+		}},
+		{&v1alpha1.IPAddress{}, indexAddressByAssociation, func(o client.Object) []string {
+			if w := o.(*v1alpha1.IPAddress).Status.AssociatedTo; w != nil {
+				return []string{w.Namespace + "/" + w.Name}
+			}
+			return nil
+		}},
+		{&corev1.Service{}, indexServiceByIngressIP, func(o client.Object) []string {
+			return ingressIPs(o.(*corev1.Service))
+		}},
+		{&corev1.Service{}, indexServiceByClaim, func(o client.Object) []string {
+			if c := o.GetAnnotations()[v1alpha1.AnnotationIPAddressClaim]; c != "" {
+				return []string{o.GetNamespace() + "/" + c}
+			}
+			return nil
+		}},
+		{&v1alpha1.IPAddressClaim{}, indexPendingClaimByClass, func(o client.Object) []string {
+			c := o.(*v1alpha1.IPAddressClaim)
+			if c.Status.Phase == v1alpha1.ClaimBound || c.Status.Phase == v1alpha1.ClaimLost || c.Spec.AddressName != "" {
+				return nil
+			}
+			if class := claimClass(c); class != "" {
+				return []string{class}
+			}
+			return nil
+		}},
+	}
+	for _, i := range indexes {
+		if err := idx.IndexField(ctx, i.obj, i.name, i.extract); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// claimClass is the class a claim resolved to, or names.
+func claimClass(c *v1alpha1.IPAddressClaim) string {
+	if c.Status.ClassName != "" {
+		return c.Status.ClassName
+	}
+	return c.Spec.ClassName
+}
+
+// ingressIPs are the addresses a Service carries, as its load balancer
+// reports them.
+func ingressIPs(s *corev1.Service) []string {
+	var ips []string
+	for _, in := range s.Status.LoadBalancer.Ingress {
+		if in.IP != "" {
+			ips = append(ips, in.IP)
+		}
+	}
+	return ips
+}
+
+func (d *base) stampedForUs(o client.Object) bool {
+	return o.GetAnnotations()[v1alpha1.AnnotationProvisioner] == d.provisioner
+}
+
+func (d *base) servedByUs(o client.Object) bool {
+	return o.(*v1alpha1.IPAddressClass).Spec.Provisioner == d.provisioner
+}
+
+func ingressChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return fmt.Sprint(ingressIPs(e.ObjectOld.(*corev1.Service))) != fmt.Sprint(ingressIPs(e.ObjectNew.(*corev1.Service)))
+	}}
+}
+
+func createOrDelete() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
+}
+
+func claimOfAddress(_ context.Context, o client.Object) []reconcile.Request {
+	if ref := o.(*v1alpha1.IPAddress).Spec.ClaimRef; ref != nil {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}}}
+	}
+	return nil
+}
+
+func classOfAddress(_ context.Context, o client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: o.(*v1alpha1.IPAddress).Spec.ClassName}}}
+}
+
+func (d *base) pendingClaimsOfClass(ctx context.Context, o client.Object) []reconcile.Request {
+	list := &v1alpha1.IPAddressClaimList{}
+	if err := d.List(ctx, list, client.MatchingFields{indexPendingClaimByClass: o.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, c := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&c)})
+	}
+	return reqs
+}
+
+func (d *base) addressesOfClaim(ctx context.Context, o client.Object) []reconcile.Request {
+	return d.addressRequests(ctx, indexAddressByClaim, o.GetNamespace()+"/"+o.GetName())
+}
+
+func (d *base) addressRequests(ctx context.Context, index, key string) []reconcile.Request {
+	list := &v1alpha1.IPAddressList{}
+	if err := d.List(ctx, list, client.MatchingFields{index: key}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, a := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: a.Name}})
+	}
+	return reqs
+}
+
+// serviceToAddresses wakes the addresses a Service is associated with, and
+// those whose IP it carries now or carried before the change.
+func serviceToAddresses(d *base) handler.EventHandler {
+	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], svcs ...client.Object) {
+		for _, o := range svcs {
+			s := o.(*corev1.Service)
+			for _, r := range d.addressRequests(ctx, indexAddressByAssociation, s.Namespace+"/"+s.Name) {
+				q.Add(r)
+			}
+			for _, ip := range ingressIPs(s) {
+				for _, r := range d.addressRequests(ctx, indexAddressByIP, ip) {
+					q.Add(r)
+				}
+			}
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.Object)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.Object)
+		},
+	}
+}
+
+// servicesOfAddress wakes the Service an address is associated with and the
+// Services naming its claim.
+func (d *base) servicesOfAddress(ctx context.Context, o client.Object) []reconcile.Request {
+	a := o.(*v1alpha1.IPAddress)
+	var reqs []reconcile.Request
+	if w := a.Status.AssociatedTo; w != nil {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: w.Namespace, Name: w.Name}})
+	}
+	if ref := a.Spec.ClaimRef; ref != nil {
+		reqs = append(reqs, d.serviceRequests(ctx, ref.Key())...)
+	}
+	return reqs
+}
+
+func (d *base) servicesOfClaim(ctx context.Context, o client.Object) []reconcile.Request {
+	return d.serviceRequests(ctx, o.GetNamespace()+"/"+o.GetName())
+}
+
+func (d *base) serviceRequests(ctx context.Context, claimKey string) []reconcile.Request {
+	list := &corev1.ServiceList{}
+	if err := d.List(ctx, list, client.MatchingFields{indexServiceByClaim: claimKey}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, s := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
+	}
+	return reqs
+}

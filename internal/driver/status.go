@@ -1,0 +1,143 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package driver
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// Reasons of the driver's conditions on an address.
+const (
+	ReasonHeld          = "Held"
+	ReasonHoldPending   = "HoldPending"
+	ReasonNotHeld       = "NotHeld"
+	ReasonCarried       = "Carried"
+	ReasonHandingOver   = "HandingOver"
+	ReasonNotAssociated = "NotAssociated"
+	ReasonHeldByOther   = "HeldByAnotherService"
+	ReasonNoConflict    = "NoConflict"
+	ReasonBackendLost   = "OutsideBackendRanges"
+)
+
+// holdObservation is what an address pass of the driver saw.
+type holdObservation struct {
+	address *v1alpha1.IPAddress
+	// carrier is the live associated Service, if any.
+	carrier *corev1.Service
+	// carried: the carrier's load balancer reports the address.
+	carried bool
+	hold    HoldState
+	// wrongful are Services holding the address without entitlement.
+	wrongful []*corev1.Service
+	now      metav1.Time
+}
+
+// driverStatus derives the driver's part of an address's status: its
+// conditions, and the phase only where the driver owns it (Conflict, Lost,
+// and handing either back to the core).
+func driverStatus(o holdObservation) v1alpha1.IPAddressStatus {
+	a := o.address
+	st := *a.Status.DeepCopy()
+	gen := a.Generation
+	cond := func(typ string, ok bool, reason, msg string) {
+		c := metav1.Condition{Type: typ, Status: metav1.ConditionFalse, Reason: reason, Message: msg,
+			ObservedGeneration: gen, LastTransitionTime: o.now}
+		if ok {
+			c.Status = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&st.Conditions, c)
+	}
+
+	phase := st.Phase
+	switch {
+	case len(o.wrongful) > 0:
+		phase = v1alpha1.AddressConflict
+	case o.hold.Lost && o.carrier == nil:
+		phase = v1alpha1.AddressLost
+	case phase == v1alpha1.AddressConflict || phase == v1alpha1.AddressLost:
+		// Handed back; the core refines it (to Released, say) on its pass.
+		phase = v1alpha1.AddressAvailable
+		if a.Spec.ClaimRef != nil {
+			phase = v1alpha1.AddressBound
+		}
+	}
+	if phase != st.Phase {
+		st.Phase = phase
+		st.LastPhaseTransitionTime = &o.now
+	}
+
+	if len(o.wrongful) > 0 {
+		cond(v1alpha1.ConditionConflict, true, ReasonHeldByOther, fmt.Sprintf("%s is held by %s, which is not associated with its claim",
+			a.Spec.Address, serviceNames(o.wrongful)))
+	} else {
+		cond(v1alpha1.ConditionConflict, false, ReasonNoConflict, "No Service holds the address wrongfully")
+	}
+
+	switch {
+	case o.carrier != nil && o.carried:
+		cond(v1alpha1.ConditionAssociated, true, ReasonCarried, fmt.Sprintf("Carried by Service %s/%s", o.carrier.Namespace, o.carrier.Name))
+	case o.carrier != nil:
+		cond(v1alpha1.ConditionAssociated, true, ReasonHandingOver,
+			fmt.Sprintf("Associated with Service %s/%s; waiting for its load balancer to report the address", o.carrier.Namespace, o.carrier.Name))
+	default:
+		cond(v1alpha1.ConditionAssociated, false, ReasonNotAssociated, "Reserved; attached to no workload")
+	}
+
+	if o.carrier != nil {
+		cond(v1alpha1.ConditionHeld, false, ReasonNotHeld, "A workload carries the address; the backend does not hold it separately")
+	} else {
+		reason := o.hold.Reason
+		if reason == "" {
+			reason = map[bool]string{true: ReasonHeld, false: ReasonHoldPending}[o.hold.Held]
+		}
+		cond(v1alpha1.ConditionHeld, o.hold.Held, reason, o.hold.Message)
+	}
+	return st
+}
+
+// entitled says whether svc may carry address a: the backend's own hold, or
+// the Service that names a's live claim and is (or may become) its carrier.
+func entitled(b Backend, svc *corev1.Service, a *v1alpha1.IPAddress, bindingLive bool) bool {
+	if b.IsHolder(svc, a) {
+		return true
+	}
+	ref := a.Spec.ClaimRef
+	if !bindingLive || ref == nil || svc.Namespace != ref.Namespace || svc.Annotations[v1alpha1.AnnotationIPAddressClaim] != ref.Name {
+		return false
+	}
+	if w := a.Status.AssociatedTo; w != nil {
+		return w.Namespace == svc.Namespace && w.Name == svc.Name && (w.UID == "" || w.UID == svc.UID)
+	}
+	return true
+}
+
+func serviceNames(svcs []*corev1.Service) string {
+	names := make([]string, 0, len(svcs))
+	for _, s := range svcs {
+		names = append(names, "Service "+s.Namespace+"/"+s.Name)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
