@@ -65,7 +65,7 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		orig := a.DeepCopy()
 		controllerutil.AddFinalizer(a, v1alpha1.FinalizerAddressProtection)
 		if err := r.Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-			return ctrl.Result{}, ignoreConflict(err)
+			return ctrl.Result{}, err
 		}
 	}
 
@@ -163,7 +163,7 @@ func (r *AddressReconciler) releaseAfterDelay(ctx context.Context, a *v1alpha1.I
 	orig := a.DeepCopy()
 	a.Spec.ClaimRef = nil
 	if err := r.Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		return ctrl.Result{}, ignoreConflict(err)
+		return ctrl.Result{}, err
 	}
 	log.FromContext(ctx).Info("Returned released address to the pool", "releaseDelay", class.Spec.ReleaseDelay.Duration)
 	r.Recorder.Eventf(a, nil, corev1.EventTypeNormal, v1alpha1.EventReleaseDelayExpired, "Recycle",
@@ -231,7 +231,7 @@ func writeAddressStatus(ctx context.Context, c client.Client, a *v1alpha1.IPAddr
 	}
 	orig := a.DeepCopy()
 	a.Status = st
-	return ignoreConflict(c.Status().Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
+	return c.Status().Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 }
 
 // duplicateOf names the oldest other IPAddress with a's spec.address if it is

@@ -101,6 +101,11 @@ func decideAddress(o addressObservation) addressDecision {
 		return addressDecision{phase: v1alpha1.AddressPending, reason: v1alpha1.ReasonWaitingForClaim,
 			message: fmt.Sprintf("Pre-bound to claim %s, which has yet to accept it", ref.Key())}
 	case claimDeleting:
+		if a.Status.Phase == v1alpha1.AddressReleased {
+			// The claim's reclaim flow got here first; its finalizer is going.
+			return addressDecision{phase: v1alpha1.AddressReleased, reason: v1alpha1.ReasonReleased,
+				message: fmt.Sprintf("claim %s was deleted; retained by reclaimPolicy Retain", ref.Key())}
+		}
 		phase := a.Status.Phase
 		if phase == "" {
 			phase = v1alpha1.AddressPending

@@ -413,9 +413,7 @@ func (r *ClaimReconciler) writeStatus(ctx context.Context, claim *v1alpha1.IPAdd
 	orig := claim.DeepCopy()
 	claim.Status = st
 	if err := r.Status().Patch(ctx, claim, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		// A conflict means a newer claim is on its way from the informer
-		// and will be reconciled.
-		return ignoreConflict(err)
+		return err
 	}
 	if st.Phase == v1alpha1.ClaimBound && (orig.Status.Phase == "" || orig.Status.Phase == v1alpha1.ClaimPending) {
 		r.metrics.observeBind(r.Clock.Since(claim.CreationTimestamp.Time))
@@ -445,11 +443,4 @@ func (r *ClaimReconciler) reclaim(ctx context.Context, claim *v1alpha1.IPAddress
 	}
 	r.pending.forgetClaim(claim.UID)
 	return nil
-}
-
-func ignoreConflict(err error) error {
-	if apierrors.IsConflict(err) {
-		return nil
-	}
-	return err
 }

@@ -56,7 +56,7 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		}
 		orig := class.DeepCopy()
 		controllerutil.AddFinalizer(class, v1alpha1.FinalizerClassProtection)
-		return ctrl.Result{}, ignoreConflict(r.Patch(ctx, class, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
+		return ctrl.Result{}, r.Patch(ctx, class, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 	}
 	if !controllerutil.ContainsFinalizer(class, v1alpha1.FinalizerClassProtection) {
 		return ctrl.Result{}, nil

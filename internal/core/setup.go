@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // EventSource is the reporting controller name on the core's events.
@@ -79,7 +80,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(claims.claimsForAddress)).
 		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(claims.claimsForClass)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.ClaimConcurrency, 1)}).
-		Complete(claims)
+		Complete(manager.RetryConflicts(claims))
 	if err != nil {
 		return fmt.Errorf("setting up the claim controller: %w", err)
 	}
@@ -91,7 +92,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(addresses.addressesForClaim)).
 		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(addresses.releasedOfClass)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.AddressConcurrency, 1)}).
-		Complete(addresses)
+		Complete(manager.RetryConflicts(addresses))
 	if err != nil {
 		return fmt.Errorf("setting up the address controller: %w", err)
 	}
@@ -101,7 +102,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		For(&v1alpha1.IPAddressClass{}).
 		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(classOfAddress), builder.WithPredicates(deleteOnly())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.ClassConcurrency, 1)}).
-		Complete(classes)
+		Complete(manager.RetryConflicts(classes))
 	if err != nil {
 		return fmt.Errorf("setting up the class controller: %w", err)
 	}

@@ -155,6 +155,8 @@ func TestDecideAddress(t *testing.T) {
 			addressDecision{phase: v1alpha1.AddressReleased, reason: v1alpha1.ReasonReleased}, "not handed back"},
 		{"claim deleting keeps Bound", addressObservation{address: b.Address("a", "10.0.0.1", "c", ref, bound), claim: claimDeleting},
 			addressDecision{phase: v1alpha1.AddressBound, bound: true, reason: v1alpha1.ReasonClaimDeleting}, "being deleted"},
+		{"claim deleting after the reclaim keeps Released", addressObservation{address: b.Address("a", "10.0.0.1", "c", ref, released), claim: claimDeleting},
+			addressDecision{phase: v1alpha1.AddressReleased, reason: v1alpha1.ReasonReleased}, "retained"},
 		{"live claim binds", addressObservation{address: b.Address("a", "10.0.0.1", "c", ref), claim: claimLive},
 			addressDecision{phase: v1alpha1.AddressBound, bound: true, reason: v1alpha1.ReasonBound}, "Bound to claim ns/web"},
 	}

@@ -95,7 +95,7 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	before := a.DeepCopy()
 	st := driverStatus(obs)
 	if err := r.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { *s = st }); err != nil {
-		return ctrl.Result{}, ignoreConflict(err)
+		return ctrl.Result{}, err
 	}
 	r.reportTransitions(ctx, before, a, obs)
 	return ctrl.Result{}, nil
@@ -205,7 +205,7 @@ func (r *AddressReconciler) teardown(ctx context.Context, a *v1alpha1.IPAddress,
 	}
 	orig := a.DeepCopy()
 	controllerutil.RemoveFinalizer(a, finalizer)
-	return ignoreConflict(client.IgnoreNotFound(r.Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))))
+	return client.IgnoreNotFound(r.Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
 }
 
 // dissociate ends an association: the driver's pin on the Service is
@@ -218,7 +218,7 @@ func (d *base) dissociate(ctx context.Context, a *v1alpha1.IPAddress, svc *corev
 	}
 	w := a.Status.AssociatedTo
 	if err := d.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { s.AssociatedTo = nil }); err != nil {
-		return ignoreConflict(err)
+		return err
 	}
 	log.FromContext(ctx).Info("Dissociated address", "service", w.Namespace+"/"+w.Name, "why", why)
 	var related runtime.Object

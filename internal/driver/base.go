@@ -23,7 +23,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -98,13 +97,4 @@ func (d *base) patchAddressStatus(ctx context.Context, a *v1alpha1.IPAddress, mu
 	orig := a.DeepCopy()
 	a.Status = *st
 	return d.Status().Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
-}
-
-// ignoreConflict drops conflicts: the newer object is on its way from the
-// informer and will be reconciled.
-func ignoreConflict(err error) error {
-	if apierrors.IsConflict(err) {
-		return nil
-	}
-	return err
 }

@@ -90,7 +90,7 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, nil
 	}
 	if err := r.Status().Patch(ctx, class, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		return ctrl.Result{}, ignoreConflict(err)
+		return ctrl.Result{}, err
 	}
 	if res.Problem != "" && (prev == nil || prev.Message != res.Problem) {
 		r.recorder.Eventf(class, nil, corev1.EventTypeWarning, res.Reason, "Render", "Nothing rendered: %s", res.Problem)

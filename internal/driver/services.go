@@ -186,8 +186,7 @@ func (r *ServiceReconciler) associate(ctx context.Context, svc *corev1.Service, 
 		}
 		fresh = true
 		if err := r.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { s.AssociatedTo = ref }); err != nil {
-			// On a conflict the next pass starts over from the newer address.
-			return ignoreConflict(err)
+			return err
 		}
 	}
 	for _, a := range addrs {

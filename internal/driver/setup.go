@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // Options tune the driver's controllers.
@@ -75,7 +76,7 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(claimOfAddress)).
 		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(d.pendingClaimsOfClass)).
 		WithOptions(copts)
-	if err := addWatches(claims, w.Claims).Complete(&ClaimReconciler{base: d}); err != nil {
+	if err := addWatches(claims, w.Claims).Complete(manager.RetryConflicts(&ClaimReconciler{base: d})); err != nil {
 		return fmt.Errorf("setting up the claim controller: %w", err)
 	}
 
@@ -84,7 +85,7 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 		Watches(&corev1.Service{}, serviceToAddresses(d)).
 		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(d.addressesOfClaim)).
 		WithOptions(copts)
-	if err := addWatches(addresses, w.Addresses).Complete(&AddressReconciler{base: d}); err != nil {
+	if err := addWatches(addresses, w.Addresses).Complete(manager.RetryConflicts(&AddressReconciler{base: d})); err != nil {
 		return fmt.Errorf("setting up the ipaddress controller: %w", err)
 	}
 
@@ -94,7 +95,7 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(d.servicesOfAddress)).
 		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(d.servicesOfClaim)).
 		WithOptions(copts)
-	if err := services.Complete(&ServiceReconciler{base: d}); err != nil {
+	if err := services.Complete(manager.RetryConflicts(&ServiceReconciler{base: d})); err != nil {
 		return fmt.Errorf("setting up the service controller: %w", err)
 	}
 
@@ -102,7 +103,7 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 		For(&v1alpha1.IPAddressClass{}, builder.WithPredicates(predicate.NewPredicateFuncs(d.servedByUs))).
 		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(classOfAddress), builder.WithPredicates(createOrDelete())).
 		WithOptions(copts)
-	if err := addWatches(classes, w.Classes).Complete(&ClassReconciler{base: d}); err != nil {
+	if err := addWatches(classes, w.Classes).Complete(manager.RetryConflicts(&ClassReconciler{base: d})); err != nil {
 		return fmt.Errorf("setting up the class controller: %w", err)
 	}
 	return nil

@@ -17,10 +17,13 @@ limitations under the License.
 package manager
 
 import (
+	"context"
 	"crypto/tls"
 	"flag"
 	"fmt"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -32,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	localv1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 )
@@ -146,4 +150,23 @@ func CacheDefaults(opts *ctrl.Options) {
 		opts.Client.Cache = &client.CacheOptions{}
 	}
 	opts.Client.Cache.Unstructured = true
+}
+
+// conflictRetry is how soon a pass that lost a write to a concurrent writer
+// runs again: the newer object is already on its way to the cache.
+const conflictRetry = 100 * time.Millisecond
+
+// RetryConflicts wraps a reconciler so that a write refused for a stale
+// resourceVersion re-runs the pass shortly, instead of being logged as an
+// error and backed off. Waiting for the newer object's event is not enough:
+// the other manager's writes (a status condition, say) may not pass the
+// controller's predicates.
+func RetryConflicts(r reconcile.Reconciler) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		res, err := r.Reconcile(ctx, req)
+		if apierrors.IsConflict(err) {
+			return reconcile.Result{RequeueAfter: conflictRetry}, nil
+		}
+		return res, err
+	})
 }

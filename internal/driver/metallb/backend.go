@@ -35,6 +35,7 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // Options configure the MetalLB driver.
@@ -107,7 +108,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("placeholder").
 		For(&corev1.Service{}, builder.WithPredicates(predicate.NewPredicateFuncs(b.isAllocation))).
 		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(b.allocationsOfClaim)).
-		Complete(&OrphanReconciler{Backend: b})
+		Complete(manager.RetryConflicts(&OrphanReconciler{Backend: b}))
 }
 
 // Provisioner is the MetalLB driver's name.
