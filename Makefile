@@ -51,16 +51,23 @@ fmt: ## Run go fmt against code.
 	go fmt ./...
 
 .PHONY: vet
-vet: ## Run go vet against code.
-	go vet ./...
+vet: ## Run go vet against code (the end-to-end specs included).
+	go vet -tags=e2e ./...
 
-# Packages tested against the local control plane; test/e2e has its own target.
-UNIT_PACKAGES = $$(go list ./... | grep -v /test/e2e)
+# The binaries the tests run, from the tool targets.
+TEST_ENV = KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)"
 
 .PHONY: test
-test: manifests generate fmt vet control-plane helm ## Run every test: unit, integration and end-to-end, on the local control plane.
-	KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
-		go test $(UNIT_PACKAGES) -coverprofile cover.out
+test: manifests generate fmt vet control-plane helm ## Run every test: unit, integration and end-to-end (local harness), on the local control plane.
+	$(TEST_ENV) go test -tags=e2e ./... -coverprofile cover.out
+
+.PHONY: test-e2e
+test-e2e: manifests generate fmt vet control-plane helm ## Run the end-to-end specs on the local harness (no Docker needed).
+	$(TEST_ENV) go test -tags=e2e ./test/e2e/ -count=1 -v -ginkgo.v
+
+.PHONY: test-e2e-kind
+test-e2e-kind: helm kind ## Run the end-to-end specs on a kind cluster (needs Docker and internet).
+	HELM="$(HELM)" KIND="$(KIND)" CONTAINER_TOOL="$(CONTAINER_TOOL)" hack/kind-e2e.sh
 
 .PHONY: lint
 lint: golangci-lint ## Run golangci-lint linter
@@ -94,8 +101,13 @@ run-metallb-iad: manifests generate fmt vet ## Run the MetalLB driver against th
 	go run ./cmd/metallb-iad
 
 .PHONY: demo
-demo: ## Run the product's main job on an embedded local cluster.
-	@echo "make demo comes with the driver: it will start a local control plane with MetalLB and both managers."
+demo: control-plane helm ## Run the product's main job on an embedded local cluster: MetalLB, both managers, the flagship flow.
+	go build -o "$(LOCALBIN)/demo" ./hack/demo
+	"$(LOCALBIN)/demo"
+
+.PHONY: demo-down
+demo-down: ## Stop a running make demo and remove what it left.
+	go run ./hack/demo -down
 
 # If you wish to build the manager image targeting other platforms you can use the --platform flag.
 .PHONY: docker-build
@@ -157,11 +169,12 @@ $(LOCALBIN):
 	mkdir -p "$(LOCALBIN)"
 
 # toolver reads the version of module $(2) pinned in hack/tools/$(1)/go.mod.
-toolver = $(shell sed -n 's|^require $(2) \(v[^ ]*\).*|\1|p' "$(TOOLS_DIR)/$(1)/go.mod")
+toolver = $(shell awk '$$1 == "require" && $$2 == "$(2)" { print $$3; exit } $$1 == "$(2)" { print $$2; exit }' "$(TOOLS_DIR)/$(1)/go.mod")
 
 CONTROLLER_TOOLS_VERSION := $(call toolver,controller-gen,sigs.k8s.io/controller-tools)
 KUBEBUILDER_VERSION := $(call toolver,kubebuilder,sigs.k8s.io/kubebuilder/v4)
 HELM_VERSION := $(call toolver,helm,helm.sh/helm/v3)
+KIND_VERSION := $(call toolver,kind,sigs.k8s.io/kind)
 ENVTEST_VERSION := $(call toolver,setup-envtest,sigs.k8s.io/controller-runtime/tools/setup-envtest)
 KUBERNETES_VERSION := $(call toolver,kube,k8s.io/kubernetes)
 ETCD_VERSION := $(call toolver,etcd,go.etcd.io/etcd/server/v3)
@@ -175,6 +188,7 @@ ENVTEST_K8S_VERSION := $(KUBERNETES_VERSION:v%=%)
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 KUBEBUILDER ?= $(LOCALBIN)/kubebuilder
 HELM ?= $(LOCALBIN)/helm
+KIND ?= $(LOCALBIN)/kind
 ENVTEST ?= $(LOCALBIN)/setup-envtest
 GOLANGCI_LINT = $(LOCALBIN)/golangci-lint
 ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)-$(shell go env GOOS)-$(shell go env GOARCH)
@@ -232,6 +246,12 @@ envtest: $(LOCALBIN)/setup-envtest-$(ENVTEST_VERSION) ## Build setup-envtest loc
 	$(call link-tool,$(ENVTEST),$<)
 $(LOCALBIN)/setup-envtest-$(ENVTEST_VERSION):
 	$(call build-tool,$@,setup-envtest,sigs.k8s.io/controller-runtime/tools/setup-envtest)
+
+.PHONY: kind
+kind: $(LOCALBIN)/kind-$(KIND_VERSION) ## Build kind locally if necessary (it needs Docker to run).
+	$(call link-tool,$(KIND),$<)
+$(LOCALBIN)/kind-$(KIND_VERSION):
+	$(call build-tool,$@,kind,sigs.k8s.io/kind)
 
 .PHONY: kubectl
 kubectl: $(ENVTEST_ASSETS)/kubectl ## Build the pinned kubectl locally if necessary.

@@ -1,0 +1,86 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package harness hands the end-to-end specs a cluster with MetalLB and both
+// charts installed in order, and the few actions that depend on how the
+// cluster is made: stopping and starting a manager or MetalLB.
+//
+// Local builds the cluster from the project's own binaries (no Docker): the
+// managers run as local processes under their charts' ServiceAccounts, by
+// impersonation, so the specs also prove the generated RBAC is sufficient.
+// Kind drives a kind cluster that hack/kind-e2e.sh prepared, with the
+// managers running as the charts' Deployments.
+package harness
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/rest"
+)
+
+// Manager names one of the two managers.
+type Manager string
+
+// The two managers.
+const (
+	Core   Manager = "address-controller"
+	Driver Manager = "metallb-iad"
+)
+
+// Release namespaces the charts are installed into.
+const (
+	CoreNamespace   = "address-controller-system"
+	DriverNamespace = "metallb-iad-system"
+)
+
+// Harness is a cluster ready for the specs.
+type Harness interface {
+	// Config authenticates as a cluster admin.
+	Config() *rest.Config
+	// Kubeconfig is the path of an admin kubeconfig.
+	Kubeconfig() string
+	// Kubectl is the path of the kubectl to run against the cluster.
+	Kubectl() string
+	// PlaceholderNamespace is where the driver keeps its placeholders.
+	PlaceholderNamespace() string
+	// StopManager stops a manager; StartManager starts it again and waits
+	// until it is ready.
+	StopManager(ctx context.Context, m Manager) error
+	StartManager(ctx context.Context, m Manager) error
+	// StopMetalLB stops the MetalLB controller; StartMetalLB starts it again.
+	StopMetalLB(ctx context.Context) error
+	StartMetalLB(ctx context.Context) error
+	// UninstallCharts stops the managers and uninstalls the driver chart,
+	// then the core chart; InstallCharts installs them again, in order, and
+	// starts the managers.
+	UninstallCharts(ctx context.Context) error
+	InstallCharts(ctx context.Context) error
+	// Close releases everything the harness started.
+	Close() error
+}
+
+// New returns the harness called name: "local" or "kind".
+func New(ctx context.Context, name string) (Harness, error) {
+	switch name {
+	case "", "local":
+		return StartLocal(ctx)
+	case "kind":
+		return ConnectKind(ctx)
+	default:
+		return nil, fmt.Errorf("unknown harness %q: use local or kind", name)
+	}
+}
