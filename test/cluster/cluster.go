@@ -58,6 +58,9 @@ type Options struct {
 	// KeepDir leaves the cluster's folder (logs, etcd data) after Stop.
 	// The environment variable CLUSTER_KEEP_DIR=1 does the same.
 	KeepDir bool
+	// ExtraCRDDirs are folders of further CRDs to install beside this
+	// project's and MetalLB's (a benchmark's own test kinds, say).
+	ExtraCRDDirs []string
 }
 
 // Cluster is a running local control plane.
@@ -76,6 +79,8 @@ type Cluster struct {
 	watchdog *watchdog
 	kcm      *process
 	metallb  *process
+	// metallbMetrics is the URL of the MetalLB controller's metrics.
+	metallbMetrics string
 }
 
 // Start brings up a cluster. On error, everything started is stopped again.
@@ -110,7 +115,7 @@ func Start(opts Options) (c *Cluster, err error) {
 			"--kubeconfig", c.Kubeconfig,
 			"--authentication-kubeconfig", c.Kubeconfig,
 			"--authorization-kubeconfig", c.Kubeconfig,
-			"--controllers", "garbage-collector-controller,namespace-controller,validatingadmissionpolicy-status-controller",
+			"--controllers", "garbage-collector-controller,namespace-controller,validatingadmissionpolicy-status-controller,clusterrole-aggregation-controller",
 			"--secure-port", "0",
 			"--leader-elect=false",
 		)
@@ -140,7 +145,7 @@ func (c *Cluster) startControlPlane() error {
 	}
 	c.env = &envtest.Environment{
 		CRDInstallOptions: envtest.CRDInstallOptions{
-			Paths:              []string{c.Assets.CRDDir, filepath.Join(c.Assets.MetalLBDir, "crds")},
+			Paths:              append([]string{c.Assets.CRDDir, filepath.Join(c.Assets.MetalLBDir, "crds")}, c.opts.ExtraCRDDirs...),
 			ErrorIfPathMissing: true,
 		},
 		BinaryAssetsDirectory: c.Assets.KubeDir,
@@ -264,6 +269,7 @@ func (c *Cluster) StartMetalLB() error {
 		return err
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	c.metallbMetrics = url
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		if !c.metallb.running() {
@@ -295,6 +301,19 @@ func (c *Cluster) KillMetalLB() error {
 	}
 	return c.metallb.kill()
 }
+
+// MetalLBPID is the process id of the running MetalLB controller, or 0 when
+// it is not running. Benchmarks read its memory and CPU from /proc.
+func (c *Cluster) MetalLBPID() int {
+	if c.metallb == nil || !c.metallb.running() {
+		return 0
+	}
+	return c.metallb.cmd.Process.Pid
+}
+
+// MetalLBMetricsURL is the plain-HTTP metrics endpoint of the MetalLB
+// controller last started, or "" if it never was.
+func (c *Cluster) MetalLBMetricsURL() string { return c.metallbMetrics }
 
 // MetalLBLog is the path of the MetalLB controller's log.
 func (c *Cluster) MetalLBLog() string { return filepath.Join(c.Dir, "metallb-controller.log") }

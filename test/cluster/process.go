@@ -139,6 +139,15 @@ func (p *Process) Stop() error { return p.p.stop() }
 // Kill ends the process at once, as a crash would.
 func (p *Process) Kill() error { return p.p.kill() }
 
+// PID is the process id, or 0 once the process has exited. Benchmarks read
+// its memory and CPU from /proc/<pid>.
+func (p *Process) PID() int {
+	if !p.p.running() {
+		return 0
+	}
+	return p.p.cmd.Process.Pid
+}
+
 // Running reports whether the process has not exited.
 func (p *Process) Running() bool { return p.p.running() }
 
