@@ -23,19 +23,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // Field indexes: every lookup a reconcile makes goes through one of these, so
 // that no reconcile lists a whole kind.
 const (
-	// indexAddressByClaim: "namespace/name" of spec.claimRef.
-	indexAddressByClaim = "core.addressByClaim"
-	// indexAddressByClass: spec.className, any phase.
-	indexAddressByClass = "core.addressByClass"
+	indexAddressByClaim = manager.IndexAddressByClaim
+	indexAddressByClass = manager.IndexAddressByClass
+	indexAddressByIP    = manager.IndexAddressByIP
 	// indexAddressByClassFamilyPhase: "class/family/phase".
 	indexAddressByClassFamilyPhase = "core.addressByClassFamilyPhase"
-	// indexAddressByIP: spec.address.
-	indexAddressByIP = "core.addressByIP"
 	// indexClaimByAddressName: spec.addressName of claims that name one.
 	indexClaimByAddressName = "core.claimByAddressName"
 	// indexPendingClaim: for claims not yet Bound (nor Lost), "class:<name>"
@@ -57,49 +55,27 @@ func pendingFamilyKey(class string, family v1alpha1.IPFamily) string {
 }
 
 func setupIndexes(ctx context.Context, idx client.FieldIndexer) error {
-	indexes := []struct {
-		obj     client.Object
-		name    string
-		extract client.IndexerFunc
-	}{
-		{&v1alpha1.IPAddress{}, indexAddressByClaim, func(o client.Object) []string {
-			if ref := o.(*v1alpha1.IPAddress).Spec.ClaimRef; ref != nil {
-				return []string{ref.Key()}
-			}
-			return nil
-		}},
-		{&v1alpha1.IPAddress{}, indexAddressByClass, func(o client.Object) []string {
-			return []string{o.(*v1alpha1.IPAddress).Spec.ClassName}
-		}},
-		{&v1alpha1.IPAddress{}, indexAddressByClassFamilyPhase, func(o client.Object) []string {
+	return manager.AddIndexes(ctx, idx, append(manager.AddressIndexes(),
+		manager.Index{Object: &v1alpha1.IPAddress{}, Field: indexAddressByClassFamilyPhase, Extract: func(o client.Object) []string {
 			a := o.(*v1alpha1.IPAddress)
 			return []string{classFamilyPhaseKey(a.Spec.ClassName, a.Family(), a.Status.Phase)}
 		}},
-		{&v1alpha1.IPAddress{}, indexAddressByIP, func(o client.Object) []string {
-			return []string{o.(*v1alpha1.IPAddress).Spec.Address}
-		}},
-		{&v1alpha1.IPAddressClaim{}, indexClaimByAddressName, func(o client.Object) []string {
+		manager.Index{Object: &v1alpha1.IPAddressClaim{}, Field: indexClaimByAddressName, Extract: func(o client.Object) []string {
 			if name := o.(*v1alpha1.IPAddressClaim).Spec.AddressName; name != "" {
 				return []string{name}
 			}
 			return nil
 		}},
-		{&v1alpha1.IPAddressClaim{}, indexPendingClaim, func(o client.Object) []string {
+		manager.Index{Object: &v1alpha1.IPAddressClaim{}, Field: indexPendingClaim, Extract: func(o client.Object) []string {
 			return pendingKeys(o.(*v1alpha1.IPAddressClaim))
 		}},
-		{&v1alpha1.IPAddressClass{}, indexDefaultClass, func(o client.Object) []string {
+		manager.Index{Object: &v1alpha1.IPAddressClass{}, Field: indexDefaultClass, Extract: func(o client.Object) []string {
 			if o.(*v1alpha1.IPAddressClass).IsDefault() {
 				return []string{"true"}
 			}
 			return nil
 		}},
-	}
-	for _, i := range indexes {
-		if err := idx.IndexField(ctx, i.obj, i.name, i.extract); err != nil {
-			return err
-		}
-	}
-	return nil
+	)...)
 }
 
 // pendingKeys indexes a claim that still waits for an address by the class it

@@ -338,19 +338,7 @@ func TestFinalizerClearingCommands(t *testing.T) {
 	}
 	g.Consistently(kit.Gone(objs[0]), time.Second, 100*time.Millisecond).Should(BeFalse(), "without the core, deletion hangs")
 
-	script := `
-kubectl get ipaddressclaims.local.sdn.cozystack.io -A \
-  -o jsonpath='{range .items[*]}{.metadata.namespace} {.metadata.name}{"\n"}{end}' |
-  while read -r ns name; do
-    kubectl -n "$ns" patch ipaddressclaims.local.sdn.cozystack.io "$name" \
-      --type=merge -p '{"metadata":{"finalizers":null}}'
-  done
-for kind in ipaddresses ipaddressclasses; do
-  kubectl get "$kind.local.sdn.cozystack.io" -o name |
-    xargs -r -n1 kubectl patch --type=merge -p '{"metadata":{"finalizers":null}}'
-done
-`
-	out, err := runWithKubectl(script)
+	out, err := runWithKubectl(testkit.FinalizerClearingScript)
 	g.Expect(err).NotTo(HaveOccurred(), out)
 	for _, o := range objs {
 		g.Eventually(kit.Gone(o), timeout, tick).Should(BeTrue(), "%s is gone", o.GetName())

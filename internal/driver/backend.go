@@ -70,6 +70,11 @@ type Backend interface {
 	// Service legitimately carries the address.
 	IsHolder(svc *corev1.Service, a *v1alpha1.IPAddress) bool
 
+	// Releasing reports whether svc is letting go of the addresses the
+	// driver withdrew from it: until the backend notices, it still carries
+	// them, and is no thief.
+	Releasing(svc *corev1.Service) bool
+
 	// Watches are extra event sources: backend objects whose changes must
 	// wake a claim, an address or a class.
 	Watches() Watches

@@ -46,9 +46,9 @@ type Options struct {
 
 // Field indexes of the driver's cache. Every lookup goes through one.
 const (
-	indexAddressByClaim       = "driver.addressByClaim"
-	indexAddressByIP          = "driver.addressByIP"
-	indexAddressByClass       = "driver.addressByClass"
+	indexAddressByClaim       = manager.IndexAddressByClaim
+	indexAddressByIP          = manager.IndexAddressByIP
+	indexAddressByClass       = manager.IndexAddressByClass
 	indexAddressByAssociation = "driver.addressByAssociation"
 	indexServiceByIngressIP   = "driver.serviceByIngressIP"
 	indexServiceByClaim       = "driver.serviceByClaim"
@@ -125,39 +125,23 @@ func eventSource(provisioner string) string {
 }
 
 func setupIndexes(ctx context.Context, idx client.FieldIndexer) error {
-	indexes := []struct {
-		obj     client.Object
-		name    string
-		extract client.IndexerFunc
-	}{
-		{&v1alpha1.IPAddress{}, indexAddressByClaim, func(o client.Object) []string {
-			if ref := o.(*v1alpha1.IPAddress).Spec.ClaimRef; ref != nil {
-				return []string{ref.Key()}
-			}
-			return nil
-		}},
-		{&v1alpha1.IPAddress{}, indexAddressByIP, func(o client.Object) []string {
-			return []string{o.(*v1alpha1.IPAddress).Spec.Address}
-		}},
-		{&v1alpha1.IPAddress{}, indexAddressByClass, func(o client.Object) []string {
-			return []string{o.(*v1alpha1.IPAddress).Spec.ClassName}
-		}},
-		{&v1alpha1.IPAddress{}, indexAddressByAssociation, func(o client.Object) []string {
+	return manager.AddIndexes(ctx, idx, append(manager.AddressIndexes(),
+		manager.Index{Object: &v1alpha1.IPAddress{}, Field: indexAddressByAssociation, Extract: func(o client.Object) []string {
 			if w := o.(*v1alpha1.IPAddress).Status.AssociatedTo; w != nil {
 				return []string{w.Namespace + "/" + w.Name}
 			}
 			return nil
 		}},
-		{&corev1.Service{}, indexServiceByIngressIP, func(o client.Object) []string {
+		manager.Index{Object: &corev1.Service{}, Field: indexServiceByIngressIP, Extract: func(o client.Object) []string {
 			return ingressIPs(o.(*corev1.Service))
 		}},
-		{&corev1.Service{}, indexServiceByClaim, func(o client.Object) []string {
+		manager.Index{Object: &corev1.Service{}, Field: indexServiceByClaim, Extract: func(o client.Object) []string {
 			if c := o.GetAnnotations()[v1alpha1.AnnotationIPAddressClaim]; c != "" {
 				return []string{o.GetNamespace() + "/" + c}
 			}
 			return nil
 		}},
-		{&v1alpha1.IPAddressClaim{}, indexPendingClaimByClass, func(o client.Object) []string {
+		manager.Index{Object: &v1alpha1.IPAddressClaim{}, Field: indexPendingClaimByClass, Extract: func(o client.Object) []string {
 			c := o.(*v1alpha1.IPAddressClaim)
 			if c.Status.Phase == v1alpha1.ClaimBound || c.Status.Phase == v1alpha1.ClaimLost || c.Spec.AddressName != "" {
 				return nil
@@ -167,13 +151,7 @@ func setupIndexes(ctx context.Context, idx client.FieldIndexer) error {
 			}
 			return nil
 		}},
-	}
-	for _, i := range indexes {
-		if err := idx.IndexField(ctx, i.obj, i.name, i.extract); err != nil {
-			return err
-		}
-	}
-	return nil
+	)...)
 }
 
 // claimClass is the class a claim resolved to, or names.

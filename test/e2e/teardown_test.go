@@ -30,6 +30,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	b "github.com/cozystack/address-controller/test/builder"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
 // teardownSetup creates a class with a bound claim carried by a Service and a
@@ -116,18 +117,7 @@ var _ = Describe("Removing the controllers", Ordered, func() {
 		}
 		Consistently(kit.Gone(objs[0]), 2*time.Second, tick).Should(BeFalse(), "without the controllers, deletion hangs")
 
-		out, err := shell(ctx, `
-kubectl get ipaddressclaims.local.sdn.cozystack.io -A \
-  -o jsonpath='{range .items[*]}{.metadata.namespace} {.metadata.name}{"\n"}{end}' |
-  while read -r ns name; do
-    kubectl -n "$ns" patch ipaddressclaims.local.sdn.cozystack.io "$name" \
-      --type=merge -p '{"metadata":{"finalizers":null}}'
-  done
-for kind in ipaddresses ipaddressclasses; do
-  kubectl get "$kind.local.sdn.cozystack.io" -o name |
-    xargs -r -n1 kubectl patch --type=merge -p '{"metadata":{"finalizers":null}}'
-done
-`)
+		out, err := shell(ctx, testkit.FinalizerClearingScript)
 		Expect(err).NotTo(HaveOccurred(), out)
 		for _, o := range objs {
 			Eventually(kit.Gone(o), timeout, tick).Should(BeTrue(), o.GetName())

@@ -208,3 +208,19 @@ func (k *Kit) SetAnnotation(g Gomega, obj client.Object, key, value string) {
 		return k.Update(context.Background(), obj)
 	}).Should(Succeed())
 }
+
+// FinalizerClearingScript is the operating manual's procedure for clearing
+// the finalizers by hand when the controllers are gone, verbatim. Tests run
+// it with bash and the pinned kubectl first on PATH.
+const FinalizerClearingScript = `
+kubectl get ipaddressclaims.local.sdn.cozystack.io -A \
+  -o jsonpath='{range .items[*]}{.metadata.namespace} {.metadata.name}{"\n"}{end}' |
+  while read -r ns name; do
+    kubectl -n "$ns" patch ipaddressclaims.local.sdn.cozystack.io "$name" \
+      --type=merge -p '{"metadata":{"finalizers":null}}'
+  done
+for kind in ipaddresses ipaddressclasses; do
+  kubectl get "$kind.local.sdn.cozystack.io" -o name |
+    xargs -r -n1 kubectl patch --type=merge -p '{"metadata":{"finalizers":null}}'
+done
+`

@@ -169,11 +169,7 @@ func TestFlagshipFlow(t *testing.T) {
 func TestPlainServiceNeverGetsAReservedAddress(t *testing.T) {
 	startBoth(t)
 	g := NewWithT(t)
-	ns := kit.Namespace(t)
-	class, _, _ := metallbClass(t, g, false)
-	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
-	addr := boundAddress(g, ns, "web")
-	heldByPlaceholder(g, addr.Address)
+	ns, _, _, _ := claimedAndHeld(t, g)
 	kit.Create(g, b.Service(ns, "plain"))
 	g.Consistently(ingressOf(g, ns, "plain"), 3*time.Second, tick).Should(BeEmpty())
 }

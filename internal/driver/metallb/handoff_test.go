@@ -38,10 +38,7 @@ func removeAnnotation(g Gomega, obj client.Object, key string) {
 func TestSecondServiceNamingAnAssociatedClaimIsRefused(t *testing.T) {
 	startBoth(t)
 	g := NewWithT(t)
-	ns := kit.Namespace(t)
-	class, _, _ := metallbClass(t, g, false)
-	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
-	addr := boundAddress(g, ns, "web")
+	ns, _, _, addr := claimedAndHeld(t, g)
 	kit.Create(g, b.Service(ns, "first", b.ForClaim("web")))
 	g.Eventually(ingressOf(g, ns, "first"), timeout, tick).Should(Equal([]string{addr.Address}))
 
@@ -94,10 +91,7 @@ func TestRefusedRequestsAreReported(t *testing.T) {
 func TestRemovingTheAnnotationWithdrawsThePinAndRearmsTheHold(t *testing.T) {
 	startBoth(t)
 	g := NewWithT(t)
-	ns := kit.Namespace(t)
-	class, _, _ := metallbClass(t, g, false)
-	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
-	addr := boundAddress(g, ns, "web")
+	ns, _, _, addr := claimedAndHeld(t, g)
 	svc := b.Service(ns, "a", b.ForClaim("web"))
 	kit.Create(g, svc)
 	g.Eventually(ingressOf(g, ns, "a"), timeout, tick).Should(Equal([]string{addr.Address}))
@@ -110,6 +104,8 @@ func TestRemovingTheAnnotationWithdrawsThePinAndRearmsTheHold(t *testing.T) {
 	g.Expect(kit.Address(g, addr.Name).Status.AssociatedTo).To(BeNil())
 	g.Expect(kit.StateOfClaim(g, ns, "web")()).To(HaveField("Phase", v1alpha1.ClaimBound))
 	g.Expect(kit.EventsAbout(g, kit.Address(g, addr.Name), v1alpha1.EventDissociated)()).NotTo(BeEmpty())
+	g.Expect(kit.EventsAbout(g, kit.Address(g, addr.Name), v1alpha1.EventAddressConflict)()).To(BeEmpty(),
+		"a Service letting go of the address is no thief")
 
 	// Naming the claim again brings it back.
 	kit.SetAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim, "web")
@@ -163,21 +159,10 @@ func TestTheftIsDetected(t *testing.T) {
 	startCore(t)
 	driver := startDriver(t)
 	g := NewWithT(t)
-	ns := kit.Namespace(t)
-	class, _, _ := metallbClass(t, g, false)
-	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
-	addr := boundAddress(g, ns, "web")
-	heldByPlaceholder(g, addr.Address)
+	ns, _, _, addr := claimedAndHeld(t, g)
 
-	driver.Stop()
-	for _, name := range placeholders(g, addr.Name)() {
-		g.Expect(k8s.Delete(context.Background(), b.Service(placeholderNS, name))).To(Succeed())
-	}
 	thief := b.Service(ns, "thief", b.PinnedByHand(addr.Address))
-	kit.Create(g, thief)
-	g.Eventually(ingressOf(g, ns, "thief"), timeout, tick).Should(Equal([]string{addr.Address}))
-
-	startDriver(t)
+	steal(t, g, driver, addr, thief)
 	g.Eventually(kit.StateOfAddress(g, addr.Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressConflict))
 	a := kit.Address(g, addr.Name)
 	g.Expect(testkit.Reason(a.Status.Conditions, v1alpha1.ConditionConflict)).To(Equal("HeldByAnotherService"))
@@ -195,25 +180,15 @@ func TestPlaceholderLabelOutsideThePlaceholderNamespaceIsNoExemption(t *testing.
 	startCore(t)
 	driver := startDriver(t)
 	g := NewWithT(t)
-	ns := kit.Namespace(t)
-	class, _, _ := metallbClass(t, g, false)
-	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
-	addr := boundAddress(g, ns, "web")
-	heldByPlaceholder(g, addr.Address)
+	ns, _, _, addr := claimedAndHeld(t, g)
 	g.Consistently(kit.StateOfAddress(g, addr.Name), time.Second, tick).Should(HaveField("Phase", v1alpha1.AddressBound),
 		"the real placeholder, inside the namespace, is no conflict")
 
 	// A forged placeholder in a tenant namespace takes the address while the
 	// real hold is gone.
-	driver.Stop()
-	for _, name := range placeholders(g, addr.Name)() {
-		g.Expect(k8s.Delete(context.Background(), b.Service(placeholderNS, name))).To(Succeed())
-	}
 	forged := b.Service(ns, "forged", b.PinnedByHand(addr.Address),
 		b.WithLabel(v1alpha1.LabelPlaceholder, v1alpha1.PlaceholderHold), b.WithLabel(v1alpha1.LabelAddress, addr.Name))
-	kit.Create(g, forged)
-	g.Eventually(ingressOf(g, ns, "forged"), timeout, tick).Should(Equal([]string{addr.Address}))
-	startDriver(t)
+	steal(t, g, driver, addr, forged)
 	g.Eventually(kit.StateOfAddress(g, addr.Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressConflict))
 	g.Expect(k8s.Delete(context.Background(), forged)).To(Succeed())
 	g.Eventually(kit.StateOfAddress(g, addr.Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressBound))
@@ -223,11 +198,7 @@ func TestPlaceholderLabelOutsideThePlaceholderNamespaceIsNoExemption(t *testing.
 func TestAHoldDeletedOutOfBandComesBack(t *testing.T) {
 	startBoth(t)
 	g := NewWithT(t)
-	ns := kit.Namespace(t)
-	class, _, _ := metallbClass(t, g, false)
-	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
-	addr := boundAddress(g, ns, "web")
-	heldByPlaceholder(g, addr.Address)
+	_, _, _, addr := claimedAndHeld(t, g)
 	before := placeholders(g, addr.Name)()
 	g.Expect(before).To(HaveLen(1))
 	ph := kit.Service(g, placeholderNS, before[0])

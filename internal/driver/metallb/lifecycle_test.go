@@ -96,10 +96,7 @@ func TestReclaimPolicies(t *testing.T) {
 
 	t.Run("Retain: the address goes Released and MetalLB still holds it", func(t *testing.T) {
 		g := NewWithT(t)
-		ns := kit.Namespace(t)
-		class, _, _ := metallbClass(t, g, false)
-		kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
-		addr := boundAddress(g, ns, "web")
+		ns, _, _, addr := claimedAndHeld(t, g)
 		kit.Create(g, b.Service(ns, "svc", b.ForClaim("web")))
 		g.Eventually(ingressOf(g, ns, "svc"), timeout, tick).Should(Equal([]string{addr.Address}))
 		g.Expect(k8s.Delete(context.Background(), b.Claim(ns, "web"))).To(Succeed())
@@ -108,6 +105,7 @@ func TestReclaimPolicies(t *testing.T) {
 		heldByPlaceholder(g, addr.Address)
 		g.Consistently(holders(g, addr.Address), 2*time.Second, tick).Should(ConsistOf(HavePrefix(placeholderNS + "/")))
 		g.Expect(kit.Service(g, ns, "svc").Annotations).NotTo(HaveKey("metallb.io/loadBalancerIPs"))
+		g.Expect(kit.EventsAbout(g, kit.Address(g, addr.Name), v1alpha1.EventAddressConflict)()).To(BeEmpty())
 	})
 }
 

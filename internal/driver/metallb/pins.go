@@ -56,6 +56,13 @@ func (b *Backend) Unpin(ctx context.Context, svc *corev1.Service) error {
 	return b.patchMeta(ctx, svc, annotations, map[string]any{LabelWithdrawn: "true"})
 }
 
+// Releasing: the driver withdrew its pin and labelled the Service, so the
+// driver's pools refuse it and MetalLB is taking the address back. The label
+// cannot help a thief: it is what makes MetalLB take the address away.
+func (b *Backend) Releasing(svc *corev1.Service) bool {
+	return svc.Labels[LabelWithdrawn] == "true"
+}
+
 // PinnedTo reads the addresses svc is pinned to, from MetalLB's annotation,
 // its legacy spelling, or spec.loadBalancerIP, and whether the driver wrote
 // that pin.

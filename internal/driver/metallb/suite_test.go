@@ -201,3 +201,27 @@ func inRange(cidr string) func(string) bool {
 	p := netip.MustParsePrefix(cidr)
 	return func(ip string) bool { return p.Contains(netip.MustParseAddr(ip)) }
 }
+
+// claimedAndHeld creates a namespace, a MetalLB class and a claim "web" of
+// it, waits until the claim is Bound and a placeholder holds its address,
+// and returns them.
+func claimedAndHeld(t *testing.T, g Gomega, opts ...b.ClassOption) (ns, class, v4 string, addr v1alpha1.ClaimedAddress) {
+	ns = kit.Namespace(t)
+	class, v4, _ = metallbClass(t, g, false, opts...)
+	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
+	addr = boundAddress(g, ns, "web")
+	heldByPlaceholder(g, addr.Address)
+	return ns, class, v4, addr
+}
+
+// steal stops the driver, deletes the address's hold and lets thief take the
+// address, then starts the driver again and returns it.
+func steal(t *testing.T, g Gomega, driver *inprocess.Manager, addr v1alpha1.ClaimedAddress, thief *corev1.Service) *inprocess.Manager {
+	driver.Stop()
+	for _, name := range placeholders(g, addr.Name)() {
+		g.Expect(k8s.Delete(context.Background(), b.Service(placeholderNS, name))).To(Succeed())
+	}
+	kit.Create(g, thief)
+	g.Eventually(ingressOf(g, thief.Namespace, thief.Name), timeout, tick).Should(Equal([]string{addr.Address}))
+	return startDriver(t)
+}

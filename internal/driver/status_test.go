@@ -1,0 +1,136 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package driver
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	b "github.com/cozystack/address-controller/test/builder"
+)
+
+// stubBackend answers only the questions entitled asks; the pure functions
+// under test never reach the rest.
+type stubBackend struct{ Backend }
+
+func (stubBackend) IsHolder(svc *corev1.Service, _ *v1alpha1.IPAddress) bool {
+	return svc.Namespace == "holds"
+}
+func (stubBackend) Releasing(svc *corev1.Service) bool { return svc.Labels["releasing"] == "true" }
+
+func TestEntitled(t *testing.T) {
+	bound := b.Address("ip-a", "10.0.0.1", "c", b.BoundTo("tenant", "web", "u1"))
+	carried := bound.DeepCopy()
+	carried.Status.AssociatedTo = &v1alpha1.WorkloadReference{Kind: "Service", Namespace: "tenant", Name: "a", UID: "s1"}
+	svc := func(ns, name string, opts ...b.ServiceOption) *corev1.Service {
+		s := b.Service(ns, name, opts...)
+		s.UID = "s1"
+		return s
+	}
+	cases := []struct {
+		name        string
+		svc         *corev1.Service
+		a           *v1alpha1.IPAddress
+		bindingLive bool
+		want        bool
+	}{
+		{"the backend's own hold", svc("holds", "ph"), bound, true, true},
+		{"a Service letting go", svc("tenant", "old", b.WithLabel("releasing", "true")), bound, false, true},
+		{"the Service naming the live claim", svc("tenant", "a", b.ForClaim("web")), bound, true, true},
+		{"the same, once it carries it", svc("tenant", "a", b.ForClaim("web")), carried, true, true},
+		{"naming the claim but not the carrier", svc("tenant", "b", b.ForClaim("web")), carried, true, false},
+		{"naming the claim, binding ended", svc("tenant", "a", b.ForClaim("web")), bound, false, false},
+		{"naming the claim from another namespace", svc("elsewhere", "a", b.ForClaim("web")), bound, true, false},
+		{"naming nothing", svc("tenant", "thief"), bound, true, false},
+		{"an unbound address", svc("tenant", "a", b.ForClaim("web")), b.Address("ip-a", "10.0.0.1", "c"), true, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			NewWithT(t).Expect(entitled(stubBackend{}, tc.svc, tc.a, tc.bindingLive)).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestDriverStatus(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	withPhase := func(p v1alpha1.IPAddressPhase, opts ...b.AddressOption) *v1alpha1.IPAddress {
+		a := b.Address("ip-a", "10.0.0.1", "c", opts...)
+		a.Status.Phase = p
+		return a
+	}
+	ref := b.BoundTo("tenant", "web", "u1")
+	thief := b.Service("tenant", "thief")
+	carrier := b.Service("tenant", "a")
+	cases := []struct {
+		name                         string
+		obs                          holdObservation
+		phase                        v1alpha1.IPAddressPhase
+		held, associated, conflict   metav1.ConditionStatus
+		heldReason, associatedReason string
+	}{
+		{"held, unattached", holdObservation{address: withPhase(v1alpha1.AddressBound, ref), hold: HoldState{Held: true}},
+			v1alpha1.AddressBound, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonHeld, ReasonNotAssociated},
+		{"hold pending", holdObservation{address: withPhase(v1alpha1.AddressBound, ref)},
+			v1alpha1.AddressBound, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse, ReasonHoldPending, ReasonNotAssociated},
+		{"carried", holdObservation{address: withPhase(v1alpha1.AddressBound, ref), carrier: carrier, carried: true},
+			v1alpha1.AddressBound, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, ReasonNotHeld, ReasonCarried},
+		{"handing over", holdObservation{address: withPhase(v1alpha1.AddressBound, ref), carrier: carrier},
+			v1alpha1.AddressBound, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, ReasonNotHeld, ReasonHandingOver},
+		{"a thief: Conflict", holdObservation{address: withPhase(v1alpha1.AddressBound, ref), wrongful: []*corev1.Service{thief}},
+			v1alpha1.AddressConflict, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue, ReasonHoldPending, ReasonNotAssociated},
+		{"conflict over, bound: back to Bound", holdObservation{address: withPhase(v1alpha1.AddressConflict, ref), hold: HoldState{Held: true}},
+			v1alpha1.AddressBound, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonHeld, ReasonNotAssociated},
+		{"conflict over, unbound: back to Available", holdObservation{address: withPhase(v1alpha1.AddressConflict), hold: HoldState{Held: true}},
+			v1alpha1.AddressAvailable, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonHeld, ReasonNotAssociated},
+		{"outside every range: Lost", holdObservation{address: withPhase(v1alpha1.AddressBound, ref), hold: HoldState{Lost: true, Reason: ReasonBackendLost}},
+			v1alpha1.AddressLost, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse, ReasonBackendLost, ReasonNotAssociated},
+		{"the core's phases are left alone", holdObservation{address: withPhase(v1alpha1.AddressReleased, ref), hold: HoldState{Held: true}},
+			v1alpha1.AddressReleased, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonHeld, ReasonNotAssociated},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			tc.obs.now = now
+			st := driverStatus(tc.obs)
+			g.Expect(st.Phase).To(Equal(tc.phase))
+			for typ, want := range map[string]metav1.ConditionStatus{
+				v1alpha1.ConditionHeld: tc.held, v1alpha1.ConditionAssociated: tc.associated, v1alpha1.ConditionConflict: tc.conflict,
+			} {
+				g.Expect(meta.FindStatusCondition(st.Conditions, typ).Status).To(Equal(want), typ)
+			}
+			g.Expect(meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionHeld).Reason).To(Equal(tc.heldReason))
+			g.Expect(meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionAssociated).Reason).To(Equal(tc.associatedReason))
+			if tc.phase != tc.obs.address.Status.Phase {
+				g.Expect(*st.LastPhaseTransitionTime).To(Equal(now))
+			}
+		})
+	}
+}
+
+func TestSameAddressesIgnoresOrder(t *testing.T) {
+	g := NewWithT(t)
+	v4, v6 := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("2001:db8::1")
+	g.Expect(sameAddresses([]netip.Addr{v6, v4}, []netip.Addr{v4, v6})).To(BeTrue())
+	g.Expect(sameAddresses([]netip.Addr{v4}, []netip.Addr{v4, v6})).To(BeFalse())
+}

@@ -1,0 +1,70 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package manager
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// Index is one field index of a manager's cache.
+type Index struct {
+	Object  client.Object
+	Field   string
+	Extract client.IndexerFunc
+}
+
+// AddIndexes registers indexes on a manager's cache.
+func AddIndexes(ctx context.Context, idx client.FieldIndexer, indexes ...Index) error {
+	for _, i := range indexes {
+		if err := idx.IndexField(ctx, i.Object, i.Field, i.Extract); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Fields of the IPAddress indexes both managers look addresses up by.
+const (
+	// IndexAddressByClaim is the "namespace/name" of spec.claimRef.
+	IndexAddressByClaim = "address.claimRef"
+	// IndexAddressByIP is spec.address.
+	IndexAddressByIP = "address.ip"
+	// IndexAddressByClass is spec.className.
+	IndexAddressByClass = "address.className"
+)
+
+// AddressIndexes are the IPAddress indexes both managers need.
+func AddressIndexes() []Index {
+	return []Index{
+		{&v1alpha1.IPAddress{}, IndexAddressByClaim, func(o client.Object) []string {
+			if ref := o.(*v1alpha1.IPAddress).Spec.ClaimRef; ref != nil {
+				return []string{ref.Key()}
+			}
+			return nil
+		}},
+		{&v1alpha1.IPAddress{}, IndexAddressByIP, func(o client.Object) []string {
+			return []string{o.(*v1alpha1.IPAddress).Spec.Address}
+		}},
+		{&v1alpha1.IPAddress{}, IndexAddressByClass, func(o client.Object) []string {
+			return []string{o.(*v1alpha1.IPAddress).Spec.ClassName}
+		}},
+	}
+}
