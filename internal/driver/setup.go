@@ -125,7 +125,7 @@ func eventSource(provisioner string) string {
 }
 
 func setupIndexes(ctx context.Context, idx client.FieldIndexer) error {
-	return manager.AddIndexes(ctx, idx, append(manager.AddressIndexes(),
+	return manager.AddIndexes(ctx, idx, append(manager.AddressIndexes(), manager.ClassByProvisioner(),
 		manager.Index{Object: &v1alpha1.IPAddress{}, Field: indexAddressByAssociation, Extract: func(o client.Object) []string {
 			if w := o.(*v1alpha1.IPAddress).Status.AssociatedTo; w != nil {
 				return []string{w.Namespace + "/" + w.Name}

@@ -49,7 +49,16 @@ const (
 	IndexAddressByIP = "address.ip"
 	// IndexAddressByClass is spec.className.
 	IndexAddressByClass = "address.className"
+	// IndexClassByProvisioner is a class's spec.provisioner.
+	IndexClassByProvisioner = "class.provisioner"
 )
+
+// ClassByProvisioner indexes classes by the driver serving them.
+func ClassByProvisioner() Index {
+	return Index{Object: &v1alpha1.IPAddressClass{}, Field: IndexClassByProvisioner, Extract: func(o client.Object) []string {
+		return []string{o.(*v1alpha1.IPAddressClass).Spec.Provisioner}
+	}}
+}
 
 // AddressIndexes are the IPAddress indexes both managers need.
 func AddressIndexes() []Index {

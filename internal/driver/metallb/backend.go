@@ -156,14 +156,12 @@ func (b *Backend) classesToRerender(ctx context.Context, o client.Object) []reco
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: class}}}
 	}
 	list := &v1alpha1.IPAddressClassList{}
-	if err := b.List(ctx, list); err != nil {
+	if err := b.List(ctx, list, client.MatchingFields{manager.IndexClassByProvisioner: b.Provisioner()}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var reqs []reconcile.Request
 	for _, c := range list.Items {
-		if c.Spec.Provisioner == b.Provisioner() {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: c.Name}})
-		}
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: c.Name}})
 	}
 	return reqs
 }
