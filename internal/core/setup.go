@@ -78,7 +78,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	err := ctrl.NewControllerManagedBy(mgr).Named("ipaddressclaim").
 		For(&v1alpha1.IPAddressClaim{}, builder.WithPredicates(specOrMetadataChanged())).
 		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(claims.claimsForAddress)).
-		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(claims.claimsForClass)).
+		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(claims.claimsForClass), builder.WithPredicates(specOrMetadataChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.ClaimConcurrency, 1)}).
 		Complete(manager.RetryConflicts(claims))
 	if err != nil {

@@ -133,9 +133,20 @@ func (r *ServiceReconciler) request(ctx context.Context, svc *corev1.Service, cl
 	if claim.Status.Phase != v1alpha1.ClaimBound {
 		return refuse("IPAddressClaim %s is not Bound (phase %s)", claimName, phaseText(claim.Status.Phase))
 	}
+	// A claim or address on its way out ends the binding, as the address
+	// pass sees it too: associating now would re-pin the Service after the
+	// teardown withdrew the pin, and nothing would withdraw it again.
+	if claim.DeletionTimestamp != nil {
+		return refuse("IPAddressClaim %s is being deleted", claimName)
+	}
 	addrs, err := r.boundAddresses(ctx, claim)
 	if err != nil {
 		return nil, nil, "", err
+	}
+	for _, a := range addrs {
+		if a.DeletionTimestamp != nil {
+			return refuse("IPAddress %s of IPAddressClaim %s is being deleted", a.Name, claimName)
+		}
 	}
 	if reason := familyMismatch(svc, claim, addrs); reason != "" {
 		return refuse("%s", reason)

@@ -74,7 +74,8 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 	claims := ctrl.NewControllerManagedBy(mgr).Named("claim").
 		For(&v1alpha1.IPAddressClaim{}, builder.WithPredicates(predicate.NewPredicateFuncs(d.stampedForUs))).
 		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(claimOfAddress)).
-		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(d.pendingClaimsOfClass)).
+		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(d.pendingClaimsOfClass),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		WithOptions(copts)
 	if err := addWatches(claims, w.Claims).Complete(manager.RetryConflicts(&ClaimReconciler{base: d})); err != nil {
 		return fmt.Errorf("setting up the claim controller: %w", err)
