@@ -219,3 +219,24 @@ func number(obj map[string]any, path ...string) int64 {
 	v, _, _ := unstructured.NestedInt64(obj, path...)
 	return v
 }
+
+func TestShrinkingAClassKeepsItsAddresses(t *testing.T) {
+	startBoth(t)
+	g := NewWithT(t)
+	ns, class, _, addr := claimedAndHeld(t, g)
+	other, _ := freshRange()
+
+	c := &v1alpha1.IPAddressClass{}
+	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: class}, c)).To(Succeed())
+	c.Spec.Parameters = b.Class("", "", b.Parameters(`{"addresses": ["`+other+`"]}`)).Spec.Parameters
+	g.Expect(k8s.Update(context.Background(), c)).To(Succeed())
+
+	g.Eventually(classCondition(g, class), timeout, tick).Should(And(HavePrefix("True AddressesOutsideRange"), ContainSubstring(addr.Address)))
+	g.Expect(strs(rendered(g, "IPAddressPool", class)().Object, "spec", "addresses")).To(ConsistOf(other, addr.Address+"/32"))
+	g.Consistently(kit.StateOfAddress(g, addr.Name), 2*time.Second, tick).Should(HaveField("Phase", v1alpha1.AddressBound))
+	heldByPlaceholder(g, addr.Address)
+
+	// Attaching it still works.
+	kit.Create(g, b.Service(ns, "web", b.ForClaim("web")))
+	g.Eventually(ingressOf(g, ns, "web"), timeout, tick).Should(Equal([]string{addr.Address}))
+}
