@@ -31,10 +31,14 @@ import (
 type availableSet struct {
 	mu    sync.Mutex
 	names map[string][]string // class/family → sorted names
+	// taken are the names a worker of this process is binding right now:
+	// concurrent workers then try different addresses instead of racing
+	// for the smallest one and losing on a conflict.
+	taken map[string]bool
 }
 
 func newAvailableSet() *availableSet {
-	return &availableSet{names: map[string][]string{}}
+	return &availableSet{names: map[string][]string{}, taken: map[string]bool{}}
 }
 
 func availableKey(class string, family v1alpha1.IPFamily) string {
@@ -78,19 +82,24 @@ func (s *availableSet) remove(key, name string) {
 	}
 }
 
-// candidates returns up to limit names of Available addresses of the class and
-// family, smallest first, skipping those skip reports true for.
-func (s *availableSet) candidates(class string, family v1alpha1.IPFamily, limit int, skip func(string) bool) []string {
+// take returns the smallest name of an Available address of the class and
+// family that no other worker is binding and skip does not reject, and marks
+// it taken until release.
+func (s *availableSet) take(class string, family v1alpha1.IPFamily, skip func(string) bool) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []string
 	for _, name := range s.names[availableKey(class, family)] {
-		if len(out) == limit {
-			break
-		}
-		if !skip(name) {
-			out = append(out, name)
+		if !s.taken[name] && !skip(name) {
+			s.taken[name] = true
+			return name, true
 		}
 	}
-	return out
+	return "", false
+}
+
+// release ends a worker's attempt at binding name.
+func (s *availableSet) release(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.taken, name)
 }

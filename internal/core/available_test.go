@@ -43,10 +43,19 @@ func TestAvailableSetKeepsNamesSortedPerClassAndFamily(t *testing.T) {
 	s.observe(nil, available("v6", "2001:db8::1", "public"))
 	s.observe(nil, available("other", "10.0.0.4", "private"))
 	s.observe(nil, b.Address("pending", "10.0.0.5", "public"))
-	g.Expect(s.candidates("public", v1alpha1.IPv4, 8, none)).To(Equal([]string{"a", "b", "c"}))
-	g.Expect(s.candidates("public", v1alpha1.IPv4, 2, none)).To(Equal([]string{"a", "b"}))
-	g.Expect(s.candidates("public", v1alpha1.IPv4, 8, func(n string) bool { return n == "a" })).To(Equal([]string{"b", "c"}))
-	g.Expect(s.candidates("public", v1alpha1.IPv6, 8, none)).To(Equal([]string{"v6"}))
+	g.Expect(s.names["public/IPv4"]).To(Equal([]string{"a", "b", "c"}))
+	g.Expect(s.names["public/IPv6"]).To(Equal([]string{"v6"}))
+
+	// Concurrent workers take different addresses, smallest first.
+	first, ok := s.take("public", v1alpha1.IPv4, none)
+	g.Expect(ok).To(BeTrue())
+	second, _ := s.take("public", v1alpha1.IPv4, none)
+	g.Expect([]string{first, second}).To(Equal([]string{"a", "b"}))
+	third, _ := s.take("public", v1alpha1.IPv4, func(n string) bool { return n == "c" })
+	g.Expect(third).To(BeEmpty(), "c is skipped, a and b are taken")
+	s.release("a")
+	again, _ := s.take("public", v1alpha1.IPv4, none)
+	g.Expect(again).To(Equal("a"))
 
 	// Bound, deleted, or claimed: out.
 	boundA := available("a", "10.0.0.1", "public", b.BoundTo("ns", "x", "u"))
@@ -55,7 +64,6 @@ func TestAvailableSetKeepsNamesSortedPerClassAndFamily(t *testing.T) {
 	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	s.observe(available("b", "10.0.0.2", "public"), deleting)
 	s.observe(available("c", "10.0.0.3", "public"), nil)
-	g.Expect(s.candidates("public", v1alpha1.IPv4, 8, none)).To(BeEmpty())
 	g.Expect(s.names).NotTo(HaveKey("public/IPv4"), "empty keys are dropped")
 }
 

@@ -313,30 +313,44 @@ func (r *ClaimReconciler) match(ctx context.Context, claim *v1alpha1.IPAddressCl
 	if name := claim.Spec.AddressName; name != "" {
 		return r.matchNamed(ctx, claim, class, family, name)
 	}
-	names := r.available.candidates(class.name, family, 8, r.pending.isPending)
-	for _, name := range names {
-		a := &v1alpha1.IPAddress{}
-		if err := r.Get(ctx, client.ObjectKey{Name: name}, a); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return nil, familyWait{}, err
+	lost := false
+	for range maxCandidates {
+		name, ok := r.available.take(class.name, family, r.pending.isPending)
+		if !ok {
+			break
 		}
-		if !isAvailable(a) || a.Spec.ClassName != class.name || a.Family() != family {
-			continue
-		}
-		bound, err := r.bind(ctx, claim, a)
+		bound, err := r.bindAvailable(ctx, claim, class.name, family, name)
+		r.available.release(name)
 		if err != nil || bound != nil {
 			return bound, familyWait{}, err
 		}
+		lost = true
 	}
-	if len(names) > 0 {
+	if lost {
 		// Every candidate went to another claim first; look again soon.
 		return nil, familyWait{v1alpha1.ReasonWaitingForProvisioning,
 			fmt.Sprintf("Other claims took the Available %s addresses of class %s first; looking again", family, class.name)}, errLostRace
 	}
 	return nil, familyWait{v1alpha1.ReasonWaitingForProvisioning,
 		fmt.Sprintf("Waiting for %s to provision an %s address of class %s", class.provisioner, family, class.name)}, nil
+}
+
+// maxCandidates bounds how many Available addresses one pass tries to bind
+// before it gives up on a family and looks again later.
+const maxCandidates = 8
+
+// bindAvailable re-reads a candidate and binds it if it is still an
+// Available address of the class and family; nil, nil means it no longer is.
+func (r *ClaimReconciler) bindAvailable(ctx context.Context, claim *v1alpha1.IPAddressClaim, class string,
+	family v1alpha1.IPFamily, name string) (*v1alpha1.IPAddress, error) {
+	a := &v1alpha1.IPAddress{}
+	if err := r.Get(ctx, client.ObjectKey{Name: name}, a); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if !isAvailable(a) || a.Spec.ClassName != class || a.Family() != family {
+		return nil, nil
+	}
+	return r.bind(ctx, claim, a)
 }
 
 func (r *ClaimReconciler) matchNamed(ctx context.Context, claim *v1alpha1.IPAddressClaim, class classResolution,

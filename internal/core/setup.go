@@ -22,6 +22,7 @@ import (
 	"fmt"
 
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -77,7 +78,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	claims := &ClaimReconciler{Client: mgr.GetClient(), Recorder: rec, Clock: clk, available: available, pending: pending, metrics: m}
 	err := ctrl.NewControllerManagedBy(mgr).Named("ipaddressclaim").
 		For(&v1alpha1.IPAddressClaim{}, builder.WithPredicates(specOrMetadataChanged())).
-		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(claims.claimsForAddress)).
+		Watches(&v1alpha1.IPAddress{}, claims.addressEvents()).
 		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(claims.claimsForClass), builder.WithPredicates(specOrMetadataChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.ClaimConcurrency, 1)}).
 		Complete(manager.RetryConflicts(claims))
@@ -201,20 +202,56 @@ func deleteOnly() predicate.Predicate {
 	}
 }
 
-// claimsForAddress wakes the claim an address names, the claims naming the
-// address in spec.addressName, and, when the address is Available, the claims
-// waiting for its class and family.
-func (r *ClaimReconciler) claimsForAddress(ctx context.Context, obj client.Object) []reconcile.Request {
-	a := obj.(*v1alpha1.IPAddress)
-	var reqs []reconcile.Request
-	if ref := a.Spec.ClaimRef; ref != nil {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}})
+// addressEvents wakes, for an address event, the claims its claimRef names
+// (before and after), the claims naming it in spec.addressName, and, only when
+// it has just become Available, the claims waiting for its class and family:
+// binding an Available address must not wake every waiting claim.
+func (r *ClaimReconciler) addressEvents() handler.EventHandler {
+	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	wake := func(ctx context.Context, q queue, old, new *v1alpha1.IPAddress) {
+		var reqs []reconcile.Request
+		for _, a := range []*v1alpha1.IPAddress{old, new} {
+			if a != nil && a.Spec.ClaimRef != nil {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: a.Spec.ClaimRef.Namespace, Name: a.Spec.ClaimRef.Name}})
+			}
+		}
+		a := new
+		if a == nil {
+			a = old
+		}
+		reqs = append(reqs, r.claimsByIndex(ctx, indexClaimByAddressName, a.Name)...)
+		if isAvailable(new) && !isAvailable(old) {
+			reqs = append(reqs, r.claimsByIndex(ctx, indexPendingClaim, pendingFamilyKey(new.Spec.ClassName, new.Family()))...)
+		}
+		for _, req := range reqs {
+			q.Add(req)
+		}
 	}
-	reqs = append(reqs, r.claimsByIndex(ctx, indexClaimByAddressName, a.Name)...)
-	if isAvailable(a) {
-		reqs = append(reqs, r.claimsByIndex(ctx, indexPendingClaim, pendingFamilyKey(a.Spec.ClassName, a.Family()))...)
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) {
+			wake(ctx, q, nil, e.Object.(*v1alpha1.IPAddress))
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) {
+			if old, new := e.ObjectOld.(*v1alpha1.IPAddress), e.ObjectNew.(*v1alpha1.IPAddress); claimSees(old) != claimSees(new) {
+				wake(ctx, q, old, new)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
+			if a, ok := deletedObject[*v1alpha1.IPAddress](e.Object); ok {
+				wake(ctx, q, a, nil)
+			}
+		},
 	}
-	return reqs
+}
+
+// claimSees is what a claim pass reads of an address; other changes (the
+// driver's conditions, say) leave every claim as it was.
+func claimSees(a *v1alpha1.IPAddress) string {
+	ref := ""
+	if a.Spec.ClaimRef != nil {
+		ref = a.Spec.ClaimRef.Key() + "/" + string(a.Spec.ClaimRef.UID)
+	}
+	return fmt.Sprint(ref, a.Status.Phase, a.DeletionTimestamp != nil)
 }
 
 // claimsForClass wakes the claims waiting on a class, and those with no class
