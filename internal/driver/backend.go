@@ -40,6 +40,11 @@ type Backend interface {
 	// the class; an error is retried.
 	RenderClass(ctx context.Context, class *v1alpha1.IPAddressClass, keep []netip.Addr) (RenderResult, error)
 
+	// InRange reports whether ip lies in the ranges class's parameters give
+	// it, so that an address there needs no re-rendering when it comes or
+	// goes. Unreadable parameters count as not in range.
+	InRange(class *v1alpha1.IPAddressClass, ip netip.Addr) bool
+
 	// Reserve asks the backend for a new address of family for claim, and
 	// returns it once the backend has picked one. It must be idempotent and
 	// safe to repeat after a crash at any point: the same claim and family

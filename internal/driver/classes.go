@@ -72,11 +72,10 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, err
 	}
 	r.metrics.capacity.WithLabelValues(class.Name).Set(res.Capacity)
-	r.metrics.used.WithLabelValues(class.Name).Set(float64(len(keep)))
 
 	cond := metav1.Condition{Type: v1alpha1.ConditionRendered, Status: metav1.ConditionTrue, Reason: ReasonRendered,
 		ObservedGeneration: class.Generation, LastTransitionTime: metav1.NewTime(r.clock.Now()),
-		Message: fmt.Sprintf("Rendered; %v addresses in range, %d in use", res.Capacity, len(keep))}
+		Message: fmt.Sprintf("Rendered; %v addresses in range", res.Capacity)}
 	switch {
 	case res.Problem != "":
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, res.Reason, res.Problem

@@ -17,10 +17,15 @@ limitations under the License.
 package driver
 
 import (
+	"context"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 )
 
 var (
@@ -36,6 +41,29 @@ type metrics struct {
 	conflicts   *prometheus.CounterVec
 	capacity    *prometheus.GaugeVec
 	used        *prometheus.GaugeVec
+}
+
+// countAddresses keeps address_driver_pool_used in step with the IPAddress
+// informer, object by object, instead of counting a class on every pass.
+func (m *metrics) countAddresses(ctx context.Context, mgr ctrl.Manager) error {
+	m.used.Reset()
+	inf, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddress{})
+	if err != nil {
+		return err
+	}
+	count := func(obj any, delta float64) {
+		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		if a, ok := obj.(*v1alpha1.IPAddress); ok {
+			m.used.WithLabelValues(a.Spec.ClassName).Add(delta)
+		}
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { count(obj, 1) },
+		DeleteFunc: func(obj any) { count(obj, -1) },
+	})
+	return err
 }
 
 func newMetrics() *metrics {

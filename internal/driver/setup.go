@@ -68,12 +68,15 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 	name := backend.Provisioner()
 	d := &base{Client: mgr.GetClient(), backend: backend, provisioner: name,
 		recorder: mgr.GetEventRecorder(eventSource(name)), clock: clk, metrics: newMetrics()}
+	if err := d.metrics.countAddresses(ctx, mgr); err != nil {
+		return err
+	}
 	copts := controller.Options{MaxConcurrentReconciles: max(opts.Concurrency, 1)}
 	w := backend.Watches()
 
 	claims := ctrl.NewControllerManagedBy(mgr).Named("claim").
 		For(&v1alpha1.IPAddressClaim{}, builder.WithPredicates(predicate.NewPredicateFuncs(d.stampedForUs))).
-		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(claimOfAddress)).
+		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(claimOfAddress), builder.WithPredicates(changed(bindingOf))).
 		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(d.pendingClaimsOfClass),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		WithOptions(copts)
@@ -93,7 +96,7 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 	services := ctrl.NewControllerManagedBy(mgr).Named("service").
 		For(&corev1.Service{}, builder.WithPredicates(predicate.Or(predicate.AnnotationChangedPredicate{},
 			predicate.GenerationChangedPredicate{}, ingressChanged()))).
-		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(d.servicesOfAddress)).
+		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(d.servicesOfAddress), builder.WithPredicates(changed(associationOf))).
 		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(d.servicesOfClaim)).
 		WithOptions(copts)
 	if err := services.Complete(manager.RetryConflicts(&ServiceReconciler{base: d})); err != nil {
@@ -102,7 +105,7 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 
 	classes := ctrl.NewControllerManagedBy(mgr).Named("class").
 		For(&v1alpha1.IPAddressClass{}, builder.WithPredicates(predicate.NewPredicateFuncs(d.servedByUs))).
-		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(classOfAddress), builder.WithPredicates(createOrDelete())).
+		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(d.classToRerender), builder.WithPredicates(createOrDelete())).
 		WithOptions(copts)
 	if err := addWatches(classes, w.Classes).Complete(manager.RetryConflicts(&ClassReconciler{base: d})); err != nil {
 		return fmt.Errorf("setting up the class controller: %w", err)
@@ -189,6 +192,28 @@ func ingressChanged() predicate.Predicate {
 	}}
 }
 
+// changed passes creations, deletions, and updates that change what key
+// reads of an object.
+func changed(key func(client.Object) string) predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool { return key(e.ObjectOld) != key(e.ObjectNew) }}
+}
+
+// bindingOf is what provisioning reads of an address.
+func bindingOf(o client.Object) string {
+	a := o.(*v1alpha1.IPAddress)
+	ref := ""
+	if a.Spec.ClaimRef != nil {
+		ref = a.Spec.ClaimRef.Key() + "/" + string(a.Spec.ClaimRef.UID)
+	}
+	return fmt.Sprint(ref, a.DeletionTimestamp != nil)
+}
+
+// associationOf is what the association pass reads of an address.
+func associationOf(o client.Object) string {
+	a := o.(*v1alpha1.IPAddress)
+	return fmt.Sprint(bindingOf(o), a.Status.Phase, a.Status.AssociatedTo)
+}
+
 func createOrDelete() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
 }
@@ -200,8 +225,19 @@ func claimOfAddress(_ context.Context, o client.Object) []reconcile.Request {
 	return nil
 }
 
-func classOfAddress(_ context.Context, o client.Object) []reconcile.Request {
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: o.(*v1alpha1.IPAddress).Spec.ClassName}}}
+// classToRerender wakes the class of an address that came or went outside
+// the class's ranges: the rendering keeps such addresses one by one. One in
+// range changes nothing rendered.
+func (d *base) classToRerender(ctx context.Context, o client.Object) []reconcile.Request {
+	a := o.(*v1alpha1.IPAddress)
+	class, err := d.servedClass(ctx, a.Spec.ClassName)
+	if err != nil || class == nil {
+		return nil
+	}
+	if ip, err := a.IP(); err == nil && d.backend.InRange(class, ip) {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: class.Name}}}
 }
 
 func (d *base) pendingClaimsOfClass(ctx context.Context, o client.Object) []reconcile.Request {

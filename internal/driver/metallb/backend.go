@@ -20,6 +20,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -68,6 +69,28 @@ func (o *Options) ManagerOptions(opts *ctrl.Options) {
 	for _, obj := range metallbObjects() {
 		opts.Cache.ByObject[obj] = cache.ByObject{Namespaces: map[string]cache.Config{o.MetalLBNamespace: {}}}
 	}
+	opts.Cache.ByObject[&corev1.Service{}] = cache.ByObject{Transform: trimService}
+}
+
+// trimService keeps, of every Service in the cache, only what the driver
+// reads: the driver watches all Services of the cluster, and most of their
+// bytes (ports, selectors, kubectl's last-applied copy) would only cost
+// memory. The driver never writes a Service back whole: it patches.
+func trimService(obj any) (any, error) {
+	s, ok := obj.(*corev1.Service)
+	if !ok {
+		return obj, nil
+	}
+	s.ManagedFields = nil
+	delete(s.Annotations, corev1.LastAppliedConfigAnnotation)
+	s.Spec = corev1.ServiceSpec{
+		Type:           s.Spec.Type,
+		IPFamilies:     s.Spec.IPFamilies,
+		IPFamilyPolicy: s.Spec.IPFamilyPolicy,
+		LoadBalancerIP: s.Spec.LoadBalancerIP, //nolint:staticcheck // MetalLB still honours it
+	}
+	s.Status = corev1.ServiceStatus{LoadBalancer: s.Status.LoadBalancer}
+	return s, nil
 }
 
 func metallbObjects() []client.Object {
@@ -87,6 +110,9 @@ type Backend struct {
 	client.Client
 	opts    Options
 	metrics *metrics
+
+	paramsMu sync.Mutex
+	params   map[string]decodedParams // by class name
 }
 
 // Setup registers the MetalLB driver on mgr.
@@ -95,7 +121,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("the placeholder and MetalLB namespaces must be set")
 	}
 	ctx := context.Background()
-	b := &Backend{Client: mgr.GetClient(), opts: opts, metrics: newMetrics()}
+	b := &Backend{Client: mgr.GetClient(), opts: opts, metrics: newMetrics(), params: map[string]decodedParams{}}
 	if err := b.setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
@@ -121,8 +147,11 @@ func (b *Backend) Watches() driver.Watches {
 	})
 	var classes []driver.Watch
 	for _, obj := range metallbObjects() {
+		// MetalLB writes a pool's status on every allocation; only what the
+		// driver renders matters.
 		classes = append(classes, driver.Watch{Object: obj,
-			Handler: handler.EnqueueRequestsFromMapFunc(b.classesToRerender)})
+			Handler:    handler.EnqueueRequestsFromMapFunc(b.classesToRerender),
+			Predicates: []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})}})
 	}
 	return driver.Watches{
 		Claims: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders},
