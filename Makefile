@@ -58,7 +58,7 @@ vet: ## Run go vet against code (the end-to-end specs included).
 TEST_ENV = KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)"
 
 .PHONY: test
-test: manifests generate fmt vet control-plane helm ## Run every test: unit, integration and end-to-end (local harness), on the local control plane.
+test: manifests generate fmt vet control-plane helm kubebuilder ## Run every test: unit, integration and end-to-end (local harness), on the local control plane.
 	$(TEST_ENV) go test -tags=e2e ./... -coverprofile cover.out
 
 .PHONY: test-e2e
@@ -119,6 +119,18 @@ docker-build: ## Build both manager images.
 docker-push: ## Push both manager images.
 	$(CONTAINER_TOOL) push $(CORE_IMG)
 	$(CONTAINER_TOOL) push $(DRIVER_IMG)
+
+##@ Benchmarks
+
+# Numbers of claims the benchmark measures, in order; override with N=100,1000.
+N ?= 100,1000,10000
+# Where the benchmark writes its JSON report (bin/ is not committed).
+BENCH_OUT ?= bin/bench.json
+
+.PHONY: bench
+bench: manifests control-plane ## Measure throughput, latency, API writes and memory at N claims (see docs/performance.md).
+	KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
+		go run ./test/bench -n $(N) -out $(BENCH_OUT)
 
 ##@ Deployment
 

@@ -59,6 +59,10 @@ type Options struct {
 	// LeaderElectionNamespace holds the lease; empty means the namespace the
 	// process runs in.
 	LeaderElectionNamespace string
+	// PprofAddr is where Go's pprof handlers are served (/debug/pprof/);
+	// "" or "0" disables them, the default. For profiling, never exposed by
+	// the charts.
+	PprofAddr string
 	// EnableHTTP2 allows HTTP/2 on the metrics server (off by default
 	// because of the HTTP/2 stream-cancellation CVEs).
 	EnableHTTP2 bool
@@ -83,6 +87,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet, leaderElectionID string) {
 		"Name of the leader lease.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader lease; empty means the namespace the process runs in.")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "",
+		"The address Go's pprof handlers bind to, such as 127.0.0.1:6060; empty or 0 disables them.")
 	fs.BoolVar(&o.EnableHTTP2, "enable-http2", false,
 		"Allow HTTP/2 on the metrics server.")
 	o.Zap.BindFlags(fs)
@@ -119,6 +125,7 @@ func (o *Options) New(cfg *rest.Config, scheme *runtime.Scheme, tune ...func(*ct
 		Scheme:                        scheme,
 		Metrics:                       metrics,
 		HealthProbeBindAddress:        o.ProbeAddr,
+		PprofBindAddress:              o.PprofAddr,
 		LeaderElection:                o.LeaderElect,
 		LeaderElectionID:              o.LeaderElectionID,
 		LeaderElectionNamespace:       o.LeaderElectionNamespace,

@@ -143,9 +143,10 @@ func (c *Cluster) startControlPlane() error {
 	if err != nil {
 		return err
 	}
+	crds := append([]string{c.Assets.CRDDir, filepath.Join(c.Assets.MetalLBDir, "crds")}, c.opts.ExtraCRDDirs...)
 	c.env = &envtest.Environment{
 		CRDInstallOptions: envtest.CRDInstallOptions{
-			Paths:              append([]string{c.Assets.CRDDir, filepath.Join(c.Assets.MetalLBDir, "crds")}, c.opts.ExtraCRDDirs...),
+			Paths:              crds,
 			ErrorIfPathMissing: true,
 		},
 		BinaryAssetsDirectory: c.Assets.KubeDir,

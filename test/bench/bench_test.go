@@ -1,0 +1,80 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+)
+
+// TestBenchSmoke runs every scenario with 50 claims, the way `make bench`
+// runs them with thousands, so that the benchmark keeps working: each must
+// converge, at a non-zero rate, with its API writes measured.
+func TestBenchSmoke(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cfg := Config{Sizes: []int{50}, Workers: 16, QPS: -1, ClaimConcurrency: 4, AddressConcurrency: 4, DriverConcurrency: 4,
+		Unrelated: 50, Settle: time.Second, Log: t.Logf}
+	report, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	report.Markdown(&md)
+	t.Log("\n" + md.String())
+
+	if len(report.Sizes) != 1 {
+		t.Fatalf("measured %d sizes, want 1", len(report.Sizes))
+	}
+	size := report.Sizes[0]
+	if size.Ceiling.WritesPerSecond <= 0 || size.Ceiling.Writes < 2*50 {
+		t.Errorf("ceiling: %+v, want 100 writes or more at a non-zero rate", size.Ceiling)
+	}
+	want := []string{"a-static", "b-metallb", "c-associate", "d-teardown"}
+	if len(size.Scenarios) != len(want) {
+		t.Fatalf("ran %d scenarios, want %v", len(size.Scenarios), want)
+	}
+	for i, res := range size.Scenarios {
+		if res.Scenario != want[i] {
+			t.Errorf("scenario %d is %s, want %s", i, res.Scenario, want[i])
+		}
+		if !res.Converged {
+			t.Errorf("%s did not converge: %s", res.Scenario, res.Error)
+			continue
+		}
+		if res.PerSecond <= 0 || res.P50Ms <= 0 || res.P99Ms < res.P50Ms {
+			t.Errorf("%s: rate %.1f/s, p50 %.0fms, p99 %.0fms; want a positive rate and 0 < p50 <= p99",
+				res.Scenario, res.PerSecond, res.P50Ms, res.P99Ms)
+		}
+		// Every scenario writes at least its minimum, one of which is the
+		// benchmark's own create or delete per claim.
+		if res.WritesPerClaim < float64(res.MinWrites) || res.ByClient["bench"] != 1 {
+			t.Errorf("%s: %.2f writes per claim (%.2f by the benchmark), want at least %d, exactly 1 by the benchmark",
+				res.Scenario, res.WritesPerClaim, res.ByClient["bench"], res.MinWrites)
+		}
+		if res.CeilingRatio <= 0 {
+			t.Errorf("%s: ceiling ratio %.2f, want > 0", res.Scenario, res.CeilingRatio)
+		}
+		for _, p := range []string{"core", "driver", "metallb"} {
+			if ps := res.Processes[p]; ps.PeakRSSMiB <= 0 {
+				t.Errorf("%s: no peak RSS read for %s", res.Scenario, p)
+			}
+		}
+	}
+}

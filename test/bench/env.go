@@ -1,0 +1,389 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/manager"
+	"github.com/cozystack/address-controller/test/cluster"
+)
+
+// placeholderNamespace is where the driver keeps its placeholder Services.
+const placeholderNamespace = "metallb-iad-system"
+
+// env is a running benchmark cluster: the control plane with MetalLB, both
+// managers as processes, a client that counts its own writes, and a watch
+// cache whose events feed the running scenario.
+type env struct {
+	cfg     Config
+	cluster *cluster.Cluster
+	c       client.Client
+	rc      rest.Interface
+	cache   cache.Cache
+
+	core, driver         *cluster.Process
+	coreURL, driverURL   string
+	ownWrites            *writeCounter
+	handlers             handlers
+	stopCache            context.CancelFunc
+	coreArgs, driverArgs []string
+}
+
+// writeCounter counts the write requests a client sends.
+type writeCounter struct {
+	mu sync.Mutex
+	n  float64
+}
+
+func (w *writeCounter) get() float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
+}
+
+type countingTransport struct {
+	next http.RoundTripper
+	w    *writeCounter
+}
+
+func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if writeVerbs[req.Method] {
+		t.w.mu.Lock()
+		t.w.n++
+		t.w.mu.Unlock()
+	}
+	return t.next.RoundTrip(req)
+}
+
+// start brings up the cluster and both managers.
+func start(ctx context.Context, cfg Config) (_ *env, err error) {
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	e := &env{cfg: cfg, ownWrites: &writeCounter{}}
+	defer func() {
+		if err != nil {
+			e.stop()
+		}
+	}()
+	cfg.logf("Starting the local control plane with MetalLB")
+	crds := filepath.Join(root, "test", "bench", "testdata", "crds")
+	e.cluster, err = cluster.Start(cluster.Options{ExtraCRDDirs: []string{crds}})
+	if err != nil {
+		return nil, err
+	}
+
+	// The managers' clients have no client-side rate limit
+	// (controller-runtime's GetConfig sets QPS -1); the benchmark's client
+	// gets the values it was given, the same by default.
+	restCfg := rest.CopyConfig(e.cluster.Config)
+	restCfg.QPS, restCfg.Burst = cfg.QPS, cfg.Burst
+	restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, w: e.ownWrites} })
+	scheme := manager.NewScheme()
+	if e.c, err = client.New(restCfg, client.Options{Scheme: scheme}); err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, err
+	}
+	e.rc = cs.Discovery().RESTClient()
+	if err := e.watch(ctx, restCfg); err != nil {
+		return nil, err
+	}
+	for _, ns := range []string{placeholderNamespace} {
+		if err := e.namespace(ctx, ns); err != nil {
+			return nil, err
+		}
+	}
+
+	cfg.logf("Building the managers")
+	binDir := filepath.Join(e.cluster.Dir, "bin")
+	coreBin, err := cluster.GoBuild("./cmd/address-controller", binDir)
+	if err != nil {
+		return nil, err
+	}
+	driverBin, err := cluster.GoBuild("./cmd/metallb-iad", binDir)
+	if err != nil {
+		return nil, err
+	}
+	corePort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	driverPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	common := func(port int) []string {
+		return []string{"--kubeconfig", e.cluster.Kubeconfig,
+			"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(port), "--metrics-secure=false",
+			"--health-probe-bind-address=0"}
+	}
+	e.coreArgs = append(common(corePort),
+		"--claim-concurrency", strconv.Itoa(cfg.ClaimConcurrency),
+		"--address-concurrency", strconv.Itoa(cfg.AddressConcurrency))
+	e.driverArgs = append(common(driverPort),
+		"--placeholder-namespace", placeholderNamespace,
+		"--metallb-namespace", cluster.MetalLBNamespace,
+		"--concurrency", strconv.Itoa(cfg.DriverConcurrency))
+	if cfg.Pprof {
+		for name, args := range map[string]*[]string{"the core": &e.coreArgs, "the driver": &e.driverArgs} {
+			port, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			*args = append(*args, "--pprof-bind-address", "127.0.0.1:"+strconv.Itoa(port))
+			cfg.logf("pprof of %s at http://127.0.0.1:%d/debug/pprof/", name, port)
+		}
+	}
+	e.coreURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", corePort)
+	e.driverURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", driverPort)
+	if e.core, err = e.cluster.StartProcess("address-controller", coreBin, e.coreArgs...); err != nil {
+		return nil, err
+	}
+	if e.driver, err = e.cluster.StartProcess("metallb-iad", driverBin, e.driverArgs...); err != nil {
+		return nil, err
+	}
+	for _, m := range []struct {
+		p   *cluster.Process
+		url string
+	}{{e.core, e.coreURL}, {e.driver, e.driverURL}} {
+		if err := waitServing(ctx, m.p, m.url); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// waitServing waits until a manager serves its metrics, which it does once
+// its manager has started.
+func waitServing(ctx context.Context, p *cluster.Process, url string) error {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if !p.Running() {
+			return fmt.Errorf("manager exited (code %d):\n%s", p.ExitCode(), tail(p.Log(), 3000))
+		}
+		if _, ok, err := scrapeManager(ctx, url); err == nil && ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("no metrics at %s within a minute:\n%s", url, tail(p.Log(), 3000))
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// stop ends everything start started.
+func (e *env) stop() {
+	if e.stopCache != nil {
+		e.stopCache()
+	}
+	for _, p := range []*cluster.Process{e.driver, e.core} {
+		if p != nil {
+			_ = p.Stop()
+		}
+	}
+	if e.cluster != nil {
+		if err := e.cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
+		}
+	}
+}
+
+func (e *env) namespace(ctx context.Context, name string) error {
+	err := e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// handlers are the running scenario's reactions to watch events, one per
+// kind; nil means nobody listens. gone is true on deletion.
+type handlers struct {
+	mu                      sync.RWMutex
+	claim, address, service func(obj client.Object, gone bool, at time.Time)
+	// events counts Events by "reporter reason", creations and series
+	// updates alike, for the whole run.
+	eventsMu sync.Mutex
+	events   map[string]float64
+}
+
+// eventCounts returns a copy of the Event counts so far.
+func (h *handlers) eventCounts() map[string]float64 {
+	h.eventsMu.Lock()
+	defer h.eventsMu.Unlock()
+	return maps.Clone(h.events)
+}
+
+func (h *handlers) countEvent(obj any) {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	ev, ok := obj.(*eventsv1.Event)
+	if !ok {
+		return
+	}
+	reporter := ev.ReportingController
+	if reporter == "" {
+		reporter = ev.DeprecatedSource.Component
+	}
+	h.eventsMu.Lock()
+	defer h.eventsMu.Unlock()
+	if h.events == nil {
+		h.events = map[string]float64{}
+	}
+	h.events[reporter+" "+ev.Reason]++
+}
+
+func (h *handlers) set(claim, address, service func(client.Object, bool, time.Time)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.claim, h.address, h.service = claim, address, service
+}
+
+func (h *handlers) forward(pick func(*handlers) func(client.Object, bool, time.Time)) toolscache.ResourceEventHandler {
+	call := func(obj any, gone bool) {
+		at := time.Now()
+		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		o, ok := obj.(client.Object)
+		if !ok {
+			return
+		}
+		h.mu.RLock()
+		f := pick(h)
+		h.mu.RUnlock()
+		if f != nil {
+			f(o, gone, at)
+		}
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { call(obj, false) },
+		UpdateFunc: func(_, obj any) { call(obj, false) },
+		DeleteFunc: func(obj any) { call(obj, true) },
+	}
+}
+
+// slimEvent keeps only what the Event counts need: events are the most
+// numerous objects of a run.
+func slimEvent(obj any) (any, error) {
+	ev, ok := obj.(*eventsv1.Event)
+	if !ok {
+		return obj, nil
+	}
+	return &eventsv1.Event{
+		ObjectMeta:          metav1.ObjectMeta{Namespace: ev.Namespace, Name: ev.Name, ResourceVersion: ev.ResourceVersion},
+		Reason:              ev.Reason,
+		ReportingController: ev.ReportingController,
+		DeprecatedSource:    ev.DeprecatedSource,
+	}, nil
+}
+
+// watch starts the benchmark's own informers on claims, addresses and
+// Services: scenarios observe convergence through their events.
+func (e *env) watch(ctx context.Context, cfg *rest.Config) error {
+	c, err := cache.New(cfg, cache.Options{
+		Scheme:           manager.NewScheme(),
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject:         map[client.Object]cache.ByObject{&eventsv1.Event{}: {Transform: slimEvent}},
+	})
+	if err != nil {
+		return err
+	}
+	evInf, err := c.GetInformer(ctx, &eventsv1.Event{})
+	if err != nil {
+		return err
+	}
+	_, err = evInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    e.handlers.countEvent,
+		UpdateFunc: func(_, obj any) { e.handlers.countEvent(obj) },
+	})
+	if err != nil {
+		return err
+	}
+	for _, w := range []struct {
+		obj  client.Object
+		pick func(*handlers) func(client.Object, bool, time.Time)
+	}{
+		{&v1alpha1.IPAddressClaim{}, func(h *handlers) func(client.Object, bool, time.Time) { return h.claim }},
+		{&v1alpha1.IPAddress{}, func(h *handlers) func(client.Object, bool, time.Time) { return h.address }},
+		{&corev1.Service{}, func(h *handlers) func(client.Object, bool, time.Time) { return h.service }},
+		{&v1alpha1.IPAddressClass{}, nil},
+	} {
+		inf, err := c.GetInformer(ctx, w.obj)
+		if err != nil {
+			return err
+		}
+		if w.pick != nil {
+			if _, err := inf.AddEventHandler(e.handlers.forward(w.pick)); err != nil {
+				return err
+			}
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	e.stopCache = cancel
+	go func() { _ = c.Start(cctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return errors.New("the benchmark's watch cache did not sync")
+	}
+	e.cache = c
+	return nil
+}

@@ -1,0 +1,438 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// writeVerbs are the verbs of apiserver_request_total that change state.
+// Server-side apply is counted as APPLY by the API server.
+var writeVerbs = map[string]bool{
+	"POST": true, "PUT": true, "PATCH": true, "APPLY": true, "DELETE": true, "DELETECOLLECTION": true,
+}
+
+// ownGroup is this project's API group, left out of resource names to keep
+// the tables narrow; every other group is spelt out.
+const ownGroup = "local.sdn.cozystack.io"
+
+// sample is one metric line: its labels and value.
+type sample struct {
+	labels map[string]string
+	value  float64
+}
+
+// parseMetrics reads the samples of the named counters from a Prometheus
+// text exposition. It understands what the API server and controller-runtime
+// print: one sample a line, quoted label values with \" \\ \n escapes.
+func parseMetrics(r io.Reader, names ...string) (map[string][]sample, error) {
+	out := map[string][]sample{}
+	s := bufio.NewScanner(r)
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		line := s.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name := line
+		if i := strings.IndexAny(line, "{ "); i >= 0 {
+			name = line[:i]
+		}
+		if !slices.Contains(names, name) {
+			continue
+		}
+		labels, tail, err := parseLabels(line[len(name):])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		fields := strings.Fields(tail)
+		if len(fields) == 0 {
+			return nil, fmt.Errorf("%s: no value", name)
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out[name] = append(out[name], sample{labels: labels, value: v})
+	}
+	return out, s.Err()
+}
+
+func parseLabels(s string) (map[string]string, string, error) {
+	labels := map[string]string{}
+	if !strings.HasPrefix(s, "{") {
+		return labels, s, nil
+	}
+	i := 1
+	for {
+		for i < len(s) && (s[i] == ',' || s[i] == ' ') {
+			i++
+		}
+		if i < len(s) && s[i] == '}' {
+			return labels, s[i+1:], nil
+		}
+		eq := strings.IndexByte(s[i:], '=')
+		if eq < 0 || i+eq+1 >= len(s) || s[i+eq+1] != '"' {
+			return nil, "", fmt.Errorf("malformed labels %q", s)
+		}
+		key := s[i : i+eq]
+		i += eq + 2
+		var b strings.Builder
+		for ; i < len(s) && s[i] != '"'; i++ {
+			if s[i] == '\\' && i+1 < len(s) {
+				i++
+				switch s[i] {
+				case 'n':
+					b.WriteByte('\n')
+				default:
+					b.WriteByte(s[i])
+				}
+				continue
+			}
+			b.WriteByte(s[i])
+		}
+		if i >= len(s) {
+			return nil, "", fmt.Errorf("unterminated label value in %q", s)
+		}
+		labels[key] = b.String()
+		i++
+	}
+}
+
+// apiWrites is what the API server counted: write requests by "VERB
+// resource[/subresource]", and how many of them failed on a conflict.
+type apiWrites struct {
+	byKind    map[string]float64
+	conflicts float64
+}
+
+// scrapeAPIServer reads apiserver_request_total from the API server's own
+// /metrics through the admin client.
+func scrapeAPIServer(ctx context.Context, rc rest.Interface) (apiWrites, error) {
+	raw, err := rc.Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return apiWrites{}, fmt.Errorf("reading the API server's metrics: %w", err)
+	}
+	m, err := parseMetrics(strings.NewReader(string(raw)), "apiserver_request_total")
+	if err != nil {
+		return apiWrites{}, err
+	}
+	w := apiWrites{byKind: map[string]float64{}}
+	for _, s := range m["apiserver_request_total"] {
+		verb := s.labels["verb"]
+		if !writeVerbs[verb] {
+			continue
+		}
+		res := s.labels["resource"]
+		if g := s.labels["group"]; g != "" && g != ownGroup {
+			res += "." + g
+		}
+		if sub := s.labels["subresource"]; sub != "" {
+			res += "/" + sub
+		}
+		w.byKind[verb+" "+res] += s.value
+		if s.labels["code"] == "409" {
+			w.conflicts += s.value
+		}
+	}
+	return w, nil
+}
+
+func (w apiWrites) minus(before apiWrites) apiWrites {
+	out := apiWrites{byKind: map[string]float64{}, conflicts: w.conflicts - before.conflicts}
+	for k, v := range w.byKind {
+		if d := v - before.byKind[k]; d > 0 {
+			out.byKind[k] = d
+		}
+	}
+	return out
+}
+
+func (w apiWrites) total() float64 {
+	var t float64
+	for _, v := range w.byKind {
+		t += v
+	}
+	return t
+}
+
+// managerCounters is one reading of a controller-runtime process's own
+// counters: its write requests (rest_client_requests_total over the write
+// methods), and per controller its reconciles
+// (controller_runtime_reconcile_total) and work queue adds
+// (workqueue_adds_total), which show how often it is woken.
+type managerCounters struct {
+	writes     float64
+	reconciles map[string]float64
+	adds       map[string]float64
+}
+
+// scrapeManager reads a manager's counters from its metrics endpoint. ok is
+// false when the endpoint does not count its client's requests.
+func scrapeManager(ctx context.Context, url string) (mc managerCounters, ok bool, err error) {
+	if url == "" {
+		return mc, false, nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return mc, false, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return mc, false, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	m, err := parseMetrics(resp.Body,
+		"rest_client_requests_total", "controller_runtime_reconcile_total", "workqueue_adds_total")
+	if err != nil {
+		return mc, false, err
+	}
+	samples, ok := m["rest_client_requests_total"]
+	for _, s := range samples {
+		if writeVerbs[s.labels["method"]] {
+			mc.writes += s.value
+		}
+	}
+	mc.reconciles, mc.adds = map[string]float64{}, map[string]float64{}
+	for _, s := range m["controller_runtime_reconcile_total"] {
+		mc.reconciles[s.labels["controller"]] += s.value
+	}
+	for _, s := range m["workqueue_adds_total"] {
+		mc.adds[s.labels["name"]] += s.value
+	}
+	return mc, ok, nil
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's CPU times: 100 on
+// every Linux architecture Go runs on.
+const clockTicks = 100
+
+// procSample is a process's CPU time so far and memory.
+type procSample struct {
+	cpu      time.Duration
+	rss, hwm uint64 // bytes
+}
+
+// readProc reads utime+stime from /proc/<pid>/stat and VmRSS and VmHWM from
+// /proc/<pid>/status.
+func readProc(pid int) (procSample, error) {
+	var ps procSample
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return ps, err
+	}
+	// Fields after the parenthesised command name start at state (field 3);
+	// utime and stime are fields 14 and 15.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(fields) < 13 {
+		return ps, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	utime, _ := strconv.ParseUint(fields[11], 10, 64)
+	stime, _ := strconv.ParseUint(fields[12], 10, 64)
+	ps.cpu = time.Duration(utime+stime) * time.Second / clockTicks
+	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return ps, err
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		key, value, ok := strings.Cut(line, ":")
+		if !ok || (key != "VmRSS" && key != "VmHWM") {
+			continue
+		}
+		f := strings.Fields(value)
+		if len(f) == 0 {
+			continue
+		}
+		kb, _ := strconv.ParseUint(f[0], 10, 64)
+		if key == "VmRSS" {
+			ps.rss = kb * 1024
+		} else {
+			ps.hwm = kb * 1024
+		}
+	}
+	return ps, nil
+}
+
+// resetPeak makes VmHWM start again from the current RSS (clear_refs value
+// 5), so that a scenario's peak is its own. It reports whether that worked.
+func resetPeak(pid int) bool {
+	return os.WriteFile(filepath.Join("/proc", strconv.Itoa(pid), "clear_refs"), []byte("5"), 0) == nil
+}
+
+// childrenByName finds this process's children whose command name is one of
+// names (the API server and etcd that envtest starts, say).
+func childrenByName(names ...string) map[string]int {
+	out := map[string]int{}
+	self := strconv.Itoa(os.Getpid())
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || closing < open {
+			continue
+		}
+		comm := s[open+1 : closing]
+		fields := strings.Fields(s[closing+1:])
+		if len(fields) < 2 || fields[1] != self || !slices.Contains(names, comm) {
+			continue
+		}
+		pid, _ := strconv.Atoi(e.Name())
+		out[comm] = pid
+	}
+	return out
+}
+
+// progress is what a scenario's watch handlers record, guarded by one lock:
+// named sets of keys, and first-seen times. Handlers poke it; waiters
+// re-check their condition on every poke, never on a timer.
+type progress struct {
+	mu     sync.Mutex
+	sets   map[string]map[string]bool
+	times  map[string]map[string]time.Time
+	notify chan struct{}
+}
+
+func newProgress() *progress {
+	return &progress{
+		sets:   map[string]map[string]bool{},
+		times:  map[string]map[string]time.Time{},
+		notify: make(chan struct{}, 1),
+	}
+}
+
+// set adds key to set name (or removes it), and pokes waiters.
+func (p *progress) set(name, key string, in bool) {
+	p.mu.Lock()
+	s := p.sets[name]
+	if s == nil {
+		s = map[string]bool{}
+		p.sets[name] = s
+	}
+	if in {
+		s[key] = true
+	} else {
+		delete(s, key)
+	}
+	p.mu.Unlock()
+	p.poke()
+}
+
+// stamp records the first time key reached milestone name.
+func (p *progress) stamp(name, key string, at time.Time) {
+	p.mu.Lock()
+	t := p.times[name]
+	if t == nil {
+		t = map[string]time.Time{}
+		p.times[name] = t
+	}
+	if _, ok := t[key]; !ok {
+		t[key] = at
+	}
+	p.mu.Unlock()
+	p.poke()
+}
+
+func (p *progress) poke() {
+	select {
+	case p.notify <- struct{}{}:
+	default:
+	}
+}
+
+// size is the number of keys in set name.
+func (p *progress) size(name string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.sets[name])
+}
+
+// at is when key reached milestone name, if it did.
+func (p *progress) at(name, key string) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t, ok := p.times[name][key]
+	return t, ok
+}
+
+// stamped is the number of keys that reached milestone name.
+func (p *progress) stamped(name string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.times[name])
+}
+
+// wait blocks until cond holds, re-checking it whenever a handler pokes.
+func (p *progress) wait(ctx context.Context, cond func() bool) error {
+	for !cond() {
+		select {
+		case <-p.notify:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// between returns, for every key that reached both milestones, the time
+// from the first to the second (never negative: a watch event may arrive a
+// hair before the write that caused it returns).
+func (p *progress) between(from, to string) []time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []time.Duration
+	for key, end := range p.times[to] {
+		if start, ok := p.times[from][key]; ok {
+			out = append(out, max(end.Sub(start), 0))
+		}
+	}
+	return out
+}
+
+// quantiles returns the p50 and p99 of ds, nearest rank.
+func quantiles(ds []time.Duration) (p50, p99 time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	rank := func(q float64) time.Duration {
+		i := int(math.Ceil(q*float64(len(s)))) - 1
+		return s[min(max(i, 0), len(s)-1)]
+	}
+	return rank(0.50), rank(0.99)
+}

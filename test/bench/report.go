@@ -1,0 +1,268 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Report is everything one benchmark run measured.
+type Report struct {
+	Machine  Machine  `json:"machine"`
+	Settings Settings `json:"settings"`
+	Sizes    []Size   `json:"sizes"`
+}
+
+// Machine is what the run ran on.
+type Machine struct {
+	Date      string  `json:"date"`
+	Cores     int     `json:"cores"`
+	MemoryGiB float64 `json:"memoryGiB"`
+	CPU       string  `json:"cpu"`
+	Kernel    string  `json:"kernel"`
+	Go        string  `json:"go"`
+	// LoadAverage is /proc/loadavg when the run started: other work on the
+	// machine shares its cores with the benchmark.
+	LoadAverage string `json:"loadAverage"`
+}
+
+// Settings are the knobs the run used.
+type Settings struct {
+	Workers            int      `json:"workers"`
+	QPS                float32  `json:"clientQPS"`
+	Burst              int      `json:"clientBurst"`
+	ClaimConcurrency   int      `json:"claimConcurrency"`
+	AddressConcurrency int      `json:"addressConcurrency"`
+	DriverConcurrency  int      `json:"driverConcurrency"`
+	CoreArgs           []string `json:"coreArgs"`
+	DriverArgs         []string `json:"driverArgs"`
+}
+
+// Size is one number of claims: its ceiling and its scenarios.
+type Size struct {
+	N int `json:"n"`
+	// Unrelated is how many plain ClusterIP Services sat in another
+	// namespace during this size's scenarios.
+	Unrelated int      `json:"unrelatedServices"`
+	Ceiling   Ceiling  `json:"ceiling"`
+	Scenarios []Result `json:"scenarios"`
+}
+
+// Ceiling is the API server's rate for creating and status-updating a
+// trivial custom object, with the benchmark's client settings.
+type Ceiling struct {
+	Objects         int     `json:"objects"`
+	Seconds         float64 `json:"seconds"`
+	Writes          float64 `json:"writes"`
+	WritesPerSecond float64 `json:"writesPerSecond"`
+}
+
+// Result is one scenario at one size.
+type Result struct {
+	Scenario  string `json:"scenario"`
+	N         int    `json:"n"`
+	Converged bool   `json:"converged"`
+	Error     string `json:"error,omitempty"`
+	// Seconds is the wall time from the first write of the scenario to the
+	// last observed converged state.
+	Seconds   float64 `json:"seconds"`
+	PerSecond float64 `json:"claimsPerSecond"`
+	P50Ms     float64 `json:"p50Ms"`
+	P99Ms     float64 `json:"p99Ms"`
+	// Writes are API write requests per claim, from apiserver_request_total,
+	// by "VERB resource[/subresource]"; WritesPerClaim is their sum.
+	WritesPerClaim float64            `json:"writesPerClaim"`
+	Writes         map[string]float64 `json:"writes"`
+	// ConflictsPerClaim are the writes among them refused with 409.
+	ConflictsPerClaim float64 `json:"conflictsPerClaim"`
+	// ByClient splits writes per claim by who sent them: the benchmark
+	// counts its own, the managers' rest_client_requests_total theirs, and
+	// otherClients is the rest (MetalLB, whose metrics do not count its
+	// requests, kube-controller-manager, the API server itself).
+	ByClient map[string]float64 `json:"byClient"`
+	// Reconciles and QueueAdds are, per claim, each manager's reconciles and
+	// work queue adds by "manager/controller".
+	Reconciles map[string]float64 `json:"reconciles"`
+	QueueAdds  map[string]float64 `json:"queueAdds"`
+	// Events are Events recorded per claim, by "reporter reason" (a series
+	// update counts as one).
+	Events map[string]float64 `json:"events"`
+	// MinWrites is the fewest writes a claim needs on this path (see
+	// docs/performance.md); CeilingRatio is claims/s ÷ (ceiling writes/s ÷
+	// MinWrites).
+	MinWrites    int                  `json:"minWrites"`
+	CeilingRatio float64              `json:"ceilingRatio"`
+	Processes    map[string]ProcStats `json:"processes"`
+	// Stages are per-claim latencies of the steps of the path.
+	Stages []Stage `json:"stages,omitempty"`
+}
+
+// ProcStats are a process's memory and CPU during a scenario.
+type ProcStats struct {
+	// PeakRSSMiB is VmHWM at the end of the scenario; the peak is reset at
+	// its start when the kernel allows (PeakSinceStart says it was not).
+	PeakRSSMiB     float64 `json:"peakRSSMiB"`
+	RSSMiB         float64 `json:"rssMiB"`
+	CPUSeconds     float64 `json:"cpuSeconds"`
+	PeakSinceStart bool    `json:"peakSinceStart,omitempty"`
+}
+
+// Stage is the latency of one step of a path.
+type Stage struct {
+	Name  string  `json:"name"`
+	Count int     `json:"count"`
+	P50Ms float64 `json:"p50Ms"`
+	P99Ms float64 `json:"p99Ms"`
+}
+
+// otherClients names the writes no process of ours counted.
+const otherClients = "MetalLB and others"
+
+// Markdown writes the report as the tables docs/performance.md holds.
+func (r *Report) Markdown(w io.Writer) {
+	p := func(format string, args ...any) { _, _ = fmt.Fprintf(w, format, args...) }
+	m := r.Machine
+	p("Machine: %d cores, %.0f GiB RAM, %s, Linux %s, %s; %s; load average at start %s\n\n",
+		m.Cores, m.MemoryGiB, m.CPU, m.Kernel, m.Go, m.Date, m.LoadAverage)
+	s := r.Settings
+	p("Settings: %d client workers, client QPS %g burst %d (the managers': no client-side limit); "+
+		"core --claim-concurrency=%d --address-concurrency=%d; driver --concurrency=%d\n\n",
+		s.Workers, s.QPS, s.Burst, s.ClaimConcurrency, s.AddressConcurrency, s.DriverConcurrency)
+
+	p("### Ceiling: create + status-update of a trivial custom object\n\n")
+	p("| N | objects | seconds | writes/s |\n|---:|---:|---:|---:|\n")
+	for _, run := range r.Sizes {
+		c := run.Ceiling
+		p("| %d | %d | %.1f | %.0f |\n", run.N, c.Objects, c.Seconds, c.WritesPerSecond)
+	}
+
+	p("\n### Scenarios\n\n")
+	p("| scenario | N | unrelated Services | converged | wall s | claims/s | ms/claim | p50 ms | p99 ms | writes/claim " +
+		"| min writes | of ceiling ratio | core peak MiB / CPU s | driver peak MiB / CPU s | MetalLB peak MiB / CPU s " +
+		"| API server / etcd / bench CPU s |\n")
+	p("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, run := range r.Sizes {
+		for _, res := range run.Scenarios {
+			conv := "yes"
+			if !res.Converged {
+				conv = "**no**: " + res.Error
+			}
+			msPer := 0.0
+			if res.N > 0 {
+				msPer = res.Seconds * 1000 / float64(res.N)
+			}
+			proc := func(name string) string {
+				ps, ok := res.Processes[name]
+				if !ok {
+					return "n/a"
+				}
+				return fmt.Sprintf("%.0f / %.1f", ps.PeakRSSMiB, ps.CPUSeconds)
+			}
+			p("| %s | %d | %d | %s | %.1f | %.1f | %.2f | %.0f | %.0f | %.2f | %d | %.0f%% | %s | %s | %s "+
+				"| %.1f / %.1f / %.1f |\n",
+				res.Scenario, res.N, run.Unrelated, conv, res.Seconds, res.PerSecond, msPer, res.P50Ms, res.P99Ms,
+				res.WritesPerClaim, res.MinWrites, res.CeilingRatio*100, proc("core"), proc("driver"), proc("metallb"),
+				res.Processes["kube-apiserver"].CPUSeconds, res.Processes["etcd"].CPUSeconds, res.Processes["bench"].CPUSeconds)
+		}
+	}
+
+	p("\n### Writes per claim by client\n\n")
+	clients := []string{"bench", "core", "driver", otherClients}
+	p("| scenario | N | %s | of which 409 Conflict |\n|---|---:|%s---:|\n",
+		strings.Join(clients, " | "), strings.Repeat("---:|", len(clients)))
+	for _, run := range r.Sizes {
+		for _, res := range run.Scenarios {
+			cells := make([]string, len(clients))
+			for i, c := range clients {
+				if v, ok := res.ByClient[c]; ok {
+					cells[i] = fmt.Sprintf("%.2f", v)
+				} else {
+					cells[i] = "n/a"
+				}
+			}
+			p("| %s | %d | %s | %.2f |\n", res.Scenario, res.N, strings.Join(cells, " | "), res.ConflictsPerClaim)
+		}
+	}
+
+	for _, run := range r.Sizes {
+		p("\n### Writes per claim by verb and resource, N=%d\n\n", run.N)
+		kinds := map[string]bool{}
+		for _, res := range run.Scenarios {
+			for k := range res.Writes {
+				kinds[k] = true
+			}
+		}
+		sorted := slices.Sorted(maps.Keys(kinds))
+		names := make([]string, len(run.Scenarios))
+		for i, res := range run.Scenarios {
+			names[i] = res.Scenario
+		}
+		p("| verb resource | %s |\n|---|%s\n", strings.Join(names, " | "), strings.Repeat("---:|", len(names)))
+		for _, k := range sorted {
+			cells := make([]string, len(run.Scenarios))
+			for i, res := range run.Scenarios {
+				cells[i] = ""
+				if v := res.Writes[k]; v >= 0.005 {
+					cells[i] = fmt.Sprintf("%.2f", v)
+				}
+			}
+			p("| %s | %s |\n", k, strings.Join(cells, " | "))
+		}
+	}
+
+	p("\n### Reconciles and work queue adds per claim, by manager and controller\n\n")
+	p("| scenario | N | reconciles | queue adds |\n|---|---:|---|---|\n")
+	for _, run := range r.Sizes {
+		for _, res := range run.Scenarios {
+			p("| %s | %d | %s | %s |\n", res.Scenario, res.N, perKey(res.Reconciles), perKey(res.QueueAdds))
+		}
+	}
+
+	p("\n### Events per claim by reporter and reason\n\n")
+	p("| scenario | N | events |\n|---|---:|---|\n")
+	for _, run := range r.Sizes {
+		for _, res := range run.Scenarios {
+			p("| %s | %d | %s |\n", res.Scenario, res.N, perKey(res.Events))
+		}
+	}
+
+	p("\n### Stages of the MetalLB paths (per claim)\n\n")
+	p("| scenario | N | stage | count | p50 ms | p99 ms |\n|---|---:|---|---:|---:|---:|\n")
+	for _, run := range r.Sizes {
+		for _, res := range run.Scenarios {
+			for _, st := range res.Stages {
+				p("| %s | %d | %s | %d | %.0f | %.0f |\n", res.Scenario, res.N, st.Name, st.Count, st.P50Ms, st.P99Ms)
+			}
+		}
+	}
+}
+
+// perKey lists a per-claim breakdown in key order, leaving out what rounds
+// to zero.
+func perKey(m map[string]float64) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k] >= 0.005 {
+			parts = append(parts, fmt.Sprintf("%s %.2f", k, m[k]))
+		}
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,471 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	b "github.com/cozystack/address-controller/test/builder"
+)
+
+// staticProvisioner serves no class: no driver answers to it, so the static
+// path runs through the core alone.
+const staticProvisioner = "static.bench.local.sdn.cozystack.io"
+
+// annotationLoadBalancerIPs is MetalLB's pin, which the driver writes.
+const annotationLoadBalancerIPs = "metallb.io/loadBalancerIPs"
+
+// Minimal writes per claim on each path, reasoned in docs/performance.md.
+const (
+	minWritesStatic    = 5
+	minWritesMetalLB   = 13
+	minWritesAssociate = 7
+	minWritesTeardown  = 7
+)
+
+// sizeRun is one size's scenarios and the state they hand each other: the
+// MetalLB path's claims, which association and teardown use.
+type sizeRun struct {
+	e                         *env
+	n                         int
+	staticNS, metallbNS       string
+	staticClass, metallbClass string
+	staticRange, metallbRange netip.Prefix
+
+	// bound maps each claim of the MetalLB path to its address.
+	bound map[string]v1alpha1.ClaimedAddress
+}
+
+// newSizeRun names the namespaces, classes and ranges of the i-th size:
+// each class gets its own /16, so no two overlap.
+func newSizeRun(e *env, i, n int) *sizeRun {
+	return &sizeRun{
+		e: e, n: n,
+		staticNS: fmt.Sprintf("bench-static-%d", n), metallbNS: fmt.Sprintf("bench-metallb-%d", n),
+		staticClass: fmt.Sprintf("bench-static-%d", n), metallbClass: fmt.Sprintf("bench-metallb-%d", n),
+		staticRange:  netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(120 + 2*i), 0, 0}), 16),
+		metallbRange: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(121 + 2*i), 0, 0}), 16),
+	}
+}
+
+func (s *sizeRun) scenarios() []scenario {
+	return []scenario{
+		{name: "a-static", minWrites: minWritesStatic, setup: s.setupStatic, body: s.static},
+		{name: "b-metallb", minWrites: minWritesMetalLB, setup: s.setupMetalLB, body: s.metallb},
+		{name: "c-associate", minWrites: minWritesAssociate, body: s.associate},
+		{name: "d-teardown", minWrites: minWritesTeardown, body: s.teardown},
+	}
+}
+
+func claimName(i int) string   { return fmt.Sprintf("claim-%05d", i) }
+func serviceName(i int) string { return fmt.Sprintf("svc-%05d", i) }
+
+// nthAddress is the i-th host address of p (the network address skipped).
+func nthAddress(p netip.Prefix, i int) netip.Addr {
+	base := p.Masked().Addr().As4()
+	v := binary.BigEndian.Uint32(base[:]) + uint32(i) + 1
+	var out [4]byte
+	binary.BigEndian.PutUint32(out[:], v)
+	return netip.AddrFrom4(out)
+}
+
+func addressObjectName(ip netip.Addr) string {
+	return "ip-" + strings.ReplaceAll(ip.String(), ".", "-")
+}
+
+// setupStatic makes the static class and N Available addresses of it.
+func (s *sizeRun) setupStatic(ctx context.Context) error {
+	e := s.e
+	if s.n+2 > 1<<(32-s.staticRange.Bits()) {
+		return fmt.Errorf("%d addresses do not fit %s", s.n, s.staticRange)
+	}
+	if err := e.namespace(ctx, s.staticNS); err != nil {
+		return err
+	}
+	class := b.Class(s.staticClass, staticProvisioner, b.ClassReclaim(v1alpha1.ReclaimDelete))
+	if err := e.c.Create(ctx, class); err != nil {
+		return err
+	}
+	p := newProgress()
+	e.handlers.set(nil, func(o client.Object, gone bool, _ time.Time) {
+		a := o.(*v1alpha1.IPAddress)
+		if a.Spec.ClassName == s.staticClass {
+			p.set("available", a.Name, !gone && a.Status.Phase == v1alpha1.AddressAvailable)
+		}
+	}, nil)
+	start := time.Now()
+	err := parallel(ctx, s.n, e.cfg.Workers, func(ctx context.Context, i int) error {
+		ip := nthAddress(s.staticRange, i)
+		return e.c.Create(ctx, b.Address(addressObjectName(ip), ip.String(), s.staticClass))
+	})
+	if err != nil {
+		return err
+	}
+	if err := p.wait(ctx, func() bool { return p.size("available") == s.n }); err != nil {
+		return fmt.Errorf("%d of %d static addresses Available: %w", p.size("available"), s.n, err)
+	}
+	e.cfg.logf("N=%d: %d static addresses Available in %s", s.n, s.n, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// createClaims creates the N claims of a class, stamping when each create
+// returned, and returns their UIDs by name.
+func (s *sizeRun) createClaims(ctx context.Context, ns, class string, p *progress) (map[string]types.UID, error) {
+	var mu sync.Mutex
+	uids := map[string]types.UID{}
+	err := parallel(ctx, s.n, s.e.cfg.Workers, func(ctx context.Context, i int) error {
+		c := b.Claim(ns, claimName(i), b.OfClass(class))
+		if err := s.e.c.Create(ctx, c); err != nil {
+			return err
+		}
+		p.stamp("created", c.Name, time.Now())
+		mu.Lock()
+		uids[c.Name] = c.UID
+		mu.Unlock()
+		return nil
+	})
+	return uids, err
+}
+
+// static: N claims of the static class, all Bound to the admin's addresses.
+func (s *sizeRun) static(ctx context.Context) (outcome, error) {
+	p := newProgress()
+	s.e.handlers.set(func(o client.Object, gone bool, at time.Time) {
+		c := o.(*v1alpha1.IPAddressClaim)
+		if c.Namespace == s.staticNS && !gone && c.Status.Phase == v1alpha1.ClaimBound {
+			p.stamp("bound", c.Name, at)
+		}
+	}, func(o client.Object, gone bool, _ time.Time) {
+		a := o.(*v1alpha1.IPAddress)
+		if a.Spec.ClassName == s.staticClass {
+			p.set("addressBound", a.Name, !gone && a.Status.Phase == v1alpha1.AddressBound)
+		}
+	}, nil)
+	if _, err := s.createClaims(ctx, s.staticNS, s.staticClass, p); err != nil {
+		return outcome{}, err
+	}
+	err := p.wait(ctx, func() bool { return p.stamped("bound") == s.n && p.size("addressBound") == s.n })
+	if err != nil {
+		err = fmt.Errorf("%d of %d claims Bound, %d addresses Bound: %w",
+			p.stamped("bound"), s.n, p.size("addressBound"), err)
+	}
+	return outcome{latencies: p.between("created", "bound")}, err
+}
+
+// setupMetalLB makes the MetalLB class, reclaimPolicy Delete, and waits
+// until the driver rendered it.
+func (s *sizeRun) setupMetalLB(ctx context.Context) error {
+	e := s.e
+	if err := e.namespace(ctx, s.metallbNS); err != nil {
+		return err
+	}
+	params := fmt.Sprintf(`{"addresses": [%q]}`, s.metallbRange.String())
+	class := b.Class(s.metallbClass, v1alpha1.ProvisionerMetalLB,
+		b.Parameters(params), b.ClassReclaim(v1alpha1.ReclaimDelete))
+	if err := e.c.Create(ctx, class); err != nil {
+		return err
+	}
+	// A one-off wait on the watch cache, not on the API server.
+	for {
+		c := &v1alpha1.IPAddressClass{}
+		if err := e.cache.Get(ctx, client.ObjectKey{Name: s.metallbClass}, c); err == nil {
+			if cond := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionRendered); cond != nil {
+				if cond.Status != metav1.ConditionTrue {
+					return fmt.Errorf("class %s not rendered: %s", s.metallbClass, cond.Message)
+				}
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("class %s not rendered: %w", s.metallbClass, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// metallb: N claims of the MetalLB class, all Bound to addresses MetalLB
+// allocated through placeholders. It times each step of the path: the
+// allocation placeholder appearing, MetalLB assigning it an address, the
+// IPAddress being recorded, the claim being Bound.
+func (s *sizeRun) metallb(ctx context.Context) (outcome, error) {
+	p := newProgress()
+	s.e.handlers.set(func(o client.Object, gone bool, at time.Time) {
+		c := o.(*v1alpha1.IPAddressClaim)
+		if c.Namespace == s.metallbNS && !gone && c.Status.Phase == v1alpha1.ClaimBound {
+			p.stamp("bound", string(c.UID), at)
+		}
+	}, func(o client.Object, gone bool, at time.Time) {
+		a := o.(*v1alpha1.IPAddress)
+		if a.Spec.ClassName != s.metallbClass {
+			return
+		}
+		if ref := a.Spec.ClaimRef; ref != nil && !gone {
+			p.stamp("recorded", string(ref.UID), at)
+		}
+		held := meta.IsStatusConditionTrue(a.Status.Conditions, v1alpha1.ConditionHeld)
+		p.set("ready", a.Name, !gone && a.Status.Phase == v1alpha1.AddressBound && held)
+	}, func(o client.Object, gone bool, at time.Time) {
+		svc := o.(*corev1.Service)
+		uid := svc.Labels[v1alpha1.LabelClaimUID]
+		if svc.Namespace != placeholderNamespace || uid == "" || svc.Labels[v1alpha1.LabelClass] != s.metallbClass || gone {
+			return
+		}
+		p.stamp("placeholder", uid, at)
+		if len(svc.Status.LoadBalancer.Ingress) > 0 {
+			p.stamp("assigned", uid, at)
+		}
+	})
+	uids, err := s.createClaims(ctx, s.metallbNS, s.metallbClass, p)
+	if err != nil {
+		return outcome{}, err
+	}
+	// Milestones after creation are keyed by claim UID: a watch event may
+	// beat the create call's return.
+	for name, uid := range uids {
+		if t, ok := p.at("created", name); ok {
+			p.stamp("createdUID", string(uid), t)
+		}
+	}
+	err = p.wait(ctx, func() bool { return p.stamped("bound") == s.n && p.size("ready") == s.n })
+	if err != nil {
+		return outcome{latencies: p.between("createdUID", "bound")},
+			fmt.Errorf("%d of %d claims Bound, %d addresses Bound and held: %w",
+				p.stamped("bound"), s.n, p.size("ready"), err)
+	}
+	stages := []Stage{
+		stage("claim created → allocation placeholder (core stamp + driver)", p.between("createdUID", "placeholder")),
+		stage("placeholder → MetalLB assigned an IP", p.between("placeholder", "assigned")),
+		stage("assigned → IPAddress recorded (driver)", p.between("assigned", "recorded")),
+		stage("recorded → claim Bound (core)", p.between("recorded", "bound")),
+	}
+	// Association and teardown work on these claims and their addresses.
+	s.bound = map[string]v1alpha1.ClaimedAddress{}
+	for name := range uids {
+		c := &v1alpha1.IPAddressClaim{}
+		if err := s.e.cache.Get(ctx, client.ObjectKey{Namespace: s.metallbNS, Name: name}, c); err != nil {
+			return outcome{}, err
+		}
+		if len(c.Status.Addresses) != 1 {
+			return outcome{}, fmt.Errorf("claim %s is Bound to %d addresses", name, len(c.Status.Addresses))
+		}
+		s.bound[name] = c.Status.Addresses[0]
+	}
+	return outcome{latencies: p.between("createdUID", "bound"), stages: stages}, nil
+}
+
+func stage(name string, ds []time.Duration) Stage {
+	p50, p99 := quantiles(ds)
+	return Stage{Name: name, Count: len(ds), P50Ms: ms(p50), P99Ms: ms(p99)}
+}
+
+// associate: N LoadBalancer Services, each annotated with one claim of the
+// MetalLB path, all pinned by the driver and given the address by MetalLB.
+func (s *sizeRun) associate(ctx context.Context) (outcome, error) {
+	if len(s.bound) != s.n {
+		return outcome{}, fmt.Errorf("the MetalLB path left %d bound claims, not %d", len(s.bound), s.n)
+	}
+	want := map[string]string{} // Service → IP
+	for i := range s.n {
+		want[serviceName(i)] = s.bound[claimName(i)].Address
+	}
+	p := newProgress()
+	s.e.handlers.set(nil, nil, func(o client.Object, gone bool, at time.Time) {
+		svc := o.(*corev1.Service)
+		ip, ok := want[svc.Name]
+		if svc.Namespace != s.metallbNS || !ok || gone {
+			return
+		}
+		if svc.Annotations[annotationLoadBalancerIPs] == ip {
+			p.stamp("pinned", svc.Name, at)
+			carries := func(in corev1.LoadBalancerIngress) bool { return in.IP == ip }
+			if slices.ContainsFunc(svc.Status.LoadBalancer.Ingress, carries) {
+				p.stamp("carried", svc.Name, at)
+			}
+		}
+	})
+	err := parallel(ctx, s.n, s.e.cfg.Workers, func(ctx context.Context, i int) error {
+		svc := b.Service(s.metallbNS, serviceName(i), b.ForClaim(claimName(i)))
+		if err := s.e.c.Create(ctx, svc); err != nil {
+			return err
+		}
+		p.stamp("created", svc.Name, time.Now())
+		return nil
+	})
+	if err != nil {
+		return outcome{}, err
+	}
+	if err := p.wait(ctx, func() bool { return p.stamped("carried") == s.n }); err != nil {
+		return outcome{latencies: p.between("created", "carried")},
+			fmt.Errorf("%d of %d Services pinned, %d carrying their address: %w",
+				p.stamped("pinned"), s.n, p.stamped("carried"), err)
+	}
+	stages := []Stage{
+		stage("Service created → pinned (driver)", p.between("created", "pinned")),
+		stage("pinned → MetalLB reports the address", p.between("pinned", "carried")),
+	}
+	return outcome{latencies: p.between("created", "carried"), stages: stages}, nil
+}
+
+// teardown: the N claims of the MetalLB path deleted while their Services
+// still carry them; done when every IPAddress of the class, every
+// placeholder of the class and every MetalLB assignment of its range is
+// gone.
+func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
+	claimOf := map[string]string{} // IPAddress name → claim
+	for claim, a := range s.bound {
+		claimOf[a.Name] = claim
+	}
+	inRange := func(svc *corev1.Service) bool {
+		return slices.ContainsFunc(svc.Status.LoadBalancer.Ingress, func(in corev1.LoadBalancerIngress) bool {
+			ip, err := netip.ParseAddr(in.IP)
+			return err == nil && s.metallbRange.Contains(ip)
+		})
+	}
+	isPlaceholder := func(svc *corev1.Service) bool {
+		return svc.Namespace == placeholderNamespace && svc.Labels[v1alpha1.LabelClass] == s.metallbClass
+	}
+	p := newProgress()
+	s.e.handlers.set(func(o client.Object, gone bool, at time.Time) {
+		if c := o.(*v1alpha1.IPAddressClaim); c.Namespace == s.metallbNS && gone {
+			p.set("claims", c.Name, false)
+		}
+	}, func(o client.Object, gone bool, at time.Time) {
+		a := o.(*v1alpha1.IPAddress)
+		if a.Spec.ClassName != s.metallbClass {
+			return
+		}
+		p.set("addresses", a.Name, !gone)
+		if claim, ok := claimOf[a.Name]; ok && gone {
+			p.stamp("gone", claim, at)
+		}
+	}, func(o client.Object, gone bool, at time.Time) {
+		svc := o.(*corev1.Service)
+		switch {
+		case isPlaceholder(svc):
+			p.set("placeholders", svc.Name, !gone)
+		case svc.Namespace == s.metallbNS:
+			p.set("assigned", svc.Name, !gone && inRange(svc))
+		}
+	})
+	// What is there now, from the watch cache (handlers are already on, so
+	// nothing between the two is missed).
+	var addrs v1alpha1.IPAddressList
+	var svcs corev1.ServiceList
+	var claims v1alpha1.IPAddressClaimList
+	if err := s.e.cache.List(ctx, &addrs); err != nil {
+		return outcome{}, err
+	}
+	if err := s.e.cache.List(ctx, &svcs); err != nil {
+		return outcome{}, err
+	}
+	if err := s.e.cache.List(ctx, &claims, client.InNamespace(s.metallbNS)); err != nil {
+		return outcome{}, err
+	}
+	for _, a := range addrs.Items {
+		if a.Spec.ClassName == s.metallbClass {
+			p.set("addresses", a.Name, true)
+		}
+	}
+	for i := range svcs.Items {
+		svc := &svcs.Items[i]
+		switch {
+		case isPlaceholder(svc):
+			p.set("placeholders", svc.Name, true)
+		case svc.Namespace == s.metallbNS && inRange(svc):
+			p.set("assigned", svc.Name, true)
+		}
+	}
+	for _, c := range claims.Items {
+		p.set("claims", c.Name, true)
+	}
+	err := parallel(ctx, s.n, s.e.cfg.Workers, func(ctx context.Context, i int) error {
+		c := b.Claim(s.metallbNS, claimName(i))
+		if err := s.e.c.Delete(ctx, c); err != nil {
+			return err
+		}
+		p.stamp("deleted", c.Name, time.Now())
+		return nil
+	})
+	if err != nil {
+		return outcome{}, err
+	}
+	ledgerEmpty := func() bool {
+		return p.size("claims") == 0 && p.size("addresses") == 0 && p.size("placeholders") == 0
+	}
+	if err := p.wait(ctx, ledgerEmpty); err != nil {
+		return outcome{latencies: p.between("deleted", "gone")},
+			fmt.Errorf("left: %d claims, %d IPAddresses, %d placeholders, %d Services carrying an address: %w",
+				p.size("claims"), p.size("addresses"), p.size("placeholders"), p.size("assigned"), err)
+	}
+	ledgerGone := time.Now()
+	// MetalLB takes the addresses back from the Services once the driver
+	// withdrew its pins; a pin nobody withdraws would keep one for ever, so
+	// this last wait is bounded.
+	grace, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := p.wait(grace, func() bool { return p.size("assigned") == 0 }); err != nil {
+		p.mu.Lock()
+		left := slices.Sorted(maps.Keys(p.sets["assigned"]))
+		p.mu.Unlock()
+		return outcome{latencies: p.between("deleted", "gone"), end: ledgerGone},
+			fmt.Errorf("every claim, IPAddress and placeholder is gone, "+
+				"but a minute later %d Services still carry an address of the class (%s)",
+				len(left), strings.Join(left[:min(len(left), 5)], ", "))
+	}
+	return outcome{latencies: p.between("deleted", "gone")}, nil
+}
+
+// cleanup deletes the MetalLB path's namespace before the next size: its
+// Services, pending after the teardown, would otherwise keep asking MetalLB
+// for an address through the next size's measurements. It waits until the
+// namespace is gone.
+func (s *sizeRun) cleanup(ctx context.Context) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.metallbNS}}
+	if err := s.e.c.Delete(ctx, ns); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	for {
+		err := s.e.c.Get(ctx, client.ObjectKeyFromObject(ns), ns)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("namespace %s not deleted: %w", s.metallbNS, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}
