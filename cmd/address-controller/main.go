@@ -14,8 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command address-controller is the core binder of IPAddressClass, IPAddress
-// and IPAddressClaim. It only parses flags; internal/core does the work.
 package main
 
 import (

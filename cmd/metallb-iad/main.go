@@ -14,9 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command metallb-iad is the MetalLB driver of address-controller: it serves
-// the classes whose provisioner is metallb.drivers.local.sdn.cozystack.io.
-// It only parses flags; internal/driver does the work.
 package main
 
 import (

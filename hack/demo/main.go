@@ -14,11 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command demo is `make demo`: it starts a local control plane with the
-// MetalLB controller, installs both charts, runs both managers under their
-// charts' ServiceAccounts, and walks a newcomer through the flagship flow,
-// printing every step. Then it leaves the cluster running until Ctrl-C.
-// `demo -down` stops a running demo from another terminal.
 package main
 
 import (

@@ -22,9 +22,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -129,12 +127,6 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	return result, r.writeStatus(ctx, claim, claimStatus(obs))
 }
-
-// errLostRace: every candidate address was taken by another claim between the
-// cache read and the write. The pass retries after lostRaceRetry.
-var errLostRace = errors.New("lost the race for every candidate address")
-
-const lostRaceRetry = 100 * time.Millisecond
 
 // hold records an address bound to the claim, by family.
 func (o *claimObservation) hold(a *v1alpha1.IPAddress) {
@@ -249,174 +241,6 @@ func (r *ClaimReconciler) ensureMetadata(ctx context.Context, claim *v1alpha1.IP
 		return nil
 	}
 	return r.Patch(ctx, claim, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
-}
-
-// considerPreBinding accepts a pre-binding that fits the claim by completing
-// its UID, or says why not.
-func (r *ClaimReconciler) considerPreBinding(ctx context.Context, o *claimObservation, a *v1alpha1.IPAddress) error {
-	className := claimClassName(o.claim)
-	if o.class.resolved() {
-		className = o.class.name
-	}
-	dup, err := duplicateOf(ctx, r.Client, a)
-	if err != nil {
-		return err
-	}
-	refusal := preBindingRefusal(o.claim, className, a, o.bound, dup)
-	if refusal != "" {
-		r.Recorder.Eventf(o.claim, a, corev1.EventTypeWarning, v1alpha1.EventPreBindingRefused, "Bind",
-			"IPAddress %s (%s) is pre-bound to this claim but cannot be accepted: %s", a.Name, a.Spec.Address, refusal)
-		return nil
-	}
-	if className == "" {
-		return nil // nothing to compare the address's class with yet
-	}
-	bound, err := r.bind(ctx, o.claim, a)
-	if err != nil || bound == nil {
-		return err
-	}
-	o.hold(bound)
-	return nil
-}
-
-// preBindingRefusal says why a claim cannot accept an address pre-bound to it,
-// or "" if it can (or cannot judge yet).
-func preBindingRefusal(claim *v1alpha1.IPAddressClaim, className string, a *v1alpha1.IPAddress,
-	bound map[v1alpha1.IPFamily]*v1alpha1.IPAddress, duplicate string) string {
-	family := a.Family()
-	switch {
-	case family == "":
-		return fmt.Sprintf("spec.address %q is not an IP address", a.Spec.Address)
-	case duplicate != "":
-		return fmt.Sprintf("IPAddress %s already has address %s", duplicate, a.Spec.Address)
-	case a.DeletionTimestamp != nil:
-		return "the address is being deleted"
-	case a.Status.Phase == v1alpha1.AddressReleased:
-		return "the address is Released (it was reclaimed while the claim it names did not exist); clear its spec.claimRef to recycle it"
-	case claim.Spec.AddressName != "" && claim.Spec.AddressName != a.Name:
-		return fmt.Sprintf("the claim names IPAddress %s in spec.addressName", claim.Spec.AddressName)
-	case !slices.Contains(claim.Spec.Family.Families(), family):
-		return fmt.Sprintf("the address is %s and the claim asks for %s", family, familyText(claim.Spec.Family))
-	case bound[family] != nil:
-		return fmt.Sprintf("the claim already holds an %s address, %s (%s)", family, bound[family].Name, bound[family].Spec.Address)
-	case className != "" && a.Spec.ClassName != className:
-		return fmt.Sprintf("the address is of class %s and the claim's class is %s", a.Spec.ClassName, className)
-	}
-	return ""
-}
-
-// match binds an address for a missing family: the one the claim names, or
-// the smallest Available one of its class. It returns the bound address, or
-// why the family waits.
-func (r *ClaimReconciler) match(ctx context.Context, claim *v1alpha1.IPAddressClaim, class classResolution,
-	family v1alpha1.IPFamily) (*v1alpha1.IPAddress, familyWait, error) {
-	if name := claim.Spec.AddressName; name != "" {
-		return r.matchNamed(ctx, claim, class, family, name)
-	}
-	lost := false
-	for range maxCandidates {
-		name, ok := r.available.take(class.name, family, r.pending.isPending)
-		if !ok {
-			break
-		}
-		bound, err := r.bindAvailable(ctx, claim, class.name, family, name)
-		r.available.release(name)
-		if err != nil || bound != nil {
-			return bound, familyWait{}, err
-		}
-		lost = true
-	}
-	if lost {
-		// Every candidate went to another claim first; look again soon.
-		return nil, familyWait{v1alpha1.ReasonWaitingForProvisioning,
-			fmt.Sprintf("Other claims took the Available %s addresses of class %s first; looking again", family, class.name)}, errLostRace
-	}
-	return nil, familyWait{v1alpha1.ReasonWaitingForProvisioning,
-		fmt.Sprintf("Waiting for %s to provision an %s address of class %s", class.provisioner, family, class.name)}, nil
-}
-
-// maxCandidates bounds how many Available addresses one pass tries to bind
-// before it gives up on a family and looks again later.
-const maxCandidates = 8
-
-// bindAvailable re-reads a candidate and binds it if it is still an
-// Available address of the class and family; nil, nil means it no longer is.
-func (r *ClaimReconciler) bindAvailable(ctx context.Context, claim *v1alpha1.IPAddressClaim, class string,
-	family v1alpha1.IPFamily, name string) (*v1alpha1.IPAddress, error) {
-	a := &v1alpha1.IPAddress{}
-	if err := r.Get(ctx, client.ObjectKey{Name: name}, a); err != nil {
-		return nil, client.IgnoreNotFound(err)
-	}
-	if !isAvailable(a) || a.Spec.ClassName != class || a.Family() != family {
-		return nil, nil
-	}
-	return r.bind(ctx, claim, a)
-}
-
-func (r *ClaimReconciler) matchNamed(ctx context.Context, claim *v1alpha1.IPAddressClaim, class classResolution,
-	family v1alpha1.IPFamily, name string) (*v1alpha1.IPAddress, familyWait, error) {
-	wait := func(format string, args ...any) (*v1alpha1.IPAddress, familyWait, error) {
-		return nil, familyWait{v1alpha1.ReasonWaitingForAddress, fmt.Sprintf("Waiting for IPAddress %s: ", name) + fmt.Sprintf(format, args...)}, nil
-	}
-	a := &v1alpha1.IPAddress{}
-	if err := r.Get(ctx, client.ObjectKey{Name: name}, a); err != nil {
-		if apierrors.IsNotFound(err) {
-			return wait("it does not exist yet")
-		}
-		return nil, familyWait{}, err
-	}
-	switch ref := a.Spec.ClaimRef; {
-	case ref != nil && ref.Key() == claim.ClaimKey() && ref.UID != "" && ref.UID != claim.UID:
-		return wait("it is bound to an earlier claim of this name (uid %s)", ref.UID)
-	case ref != nil && ref.Key() != claim.ClaimKey():
-		return wait("it is bound to claim %s", ref.Key())
-	case a.Spec.ClassName != class.name:
-		return wait("it is of class %s, not %s", a.Spec.ClassName, class.name)
-	case a.Family() != family:
-		return wait("it is %s and the claim asks for %s", a.Family(), familyText(claim.Spec.Family))
-	case !isAvailable(a):
-		return wait("it is %s", phaseOrNew(a))
-	}
-	bound, err := r.bind(ctx, claim, a)
-	if err != nil || bound != nil {
-		return bound, familyWait{}, err
-	}
-	return wait("another claim bound it first")
-}
-
-// familyText names what a claim of family f asks for.
-func familyText(f v1alpha1.IPFamily) string {
-	fs := f.Families()
-	parts := make([]string, len(fs))
-	for i, x := range fs {
-		parts[i] = string(x)
-	}
-	return strings.Join(parts, " and ")
-}
-
-func phaseOrNew(a *v1alpha1.IPAddress) string {
-	if a.Status.Phase == "" {
-		return "not yet processed"
-	}
-	return string(a.Status.Phase)
-}
-
-// bind writes claimRef, with the claim's UID, on an address read from the
-// cache. Optimistic concurrency makes a stale read fail instead of stealing:
-// it returns nil, nil when the address changed meanwhile.
-func (r *ClaimReconciler) bind(ctx context.Context, claim *v1alpha1.IPAddressClaim, a *v1alpha1.IPAddress) (*v1alpha1.IPAddress, error) {
-	orig := a.DeepCopy()
-	a.Spec.ClaimRef = &v1alpha1.ClaimReference{Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID}
-	if err := r.Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	r.pending.record(claim.UID, a)
-	log.FromContext(ctx).Info("Bound address", "ipaddress", a.Name, "address", a.Spec.Address)
-	r.Recorder.Eventf(claim, a, corev1.EventTypeNormal, v1alpha1.EventBound, "Bind", "Bound IPAddress %s (%s)", a.Name, a.Spec.Address)
-	return a, nil
 }
 
 // writeStatus writes the claim's status if it changed.

@@ -14,8 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package builder makes API objects for tests: small constructors with
-// options, instead of YAML copied between tests.
 package builder
 
 import (

@@ -14,9 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package inprocess runs a manager inside a test process: the same
-// controllers the binaries run, against a test cluster, started and stopped
-// at will (a stop in the middle of work is how tests simulate a crash).
 package inprocess
 
 import (

@@ -14,8 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package scaffold checks that the repository stays a kubebuilder project a
-// contributor can extend with the kubebuilder CLI.
 package scaffold
 
 import (

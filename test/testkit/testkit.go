@@ -14,9 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package testkit holds the helpers integration tests share: unique names,
-// namespaces, object creation, and the observable state tests wait for
-// (phases, condition reasons, events), read through a real API server.
 package testkit
 
 import (

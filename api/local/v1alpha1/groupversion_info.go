@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package v1alpha1 contains API Schema definitions for the local v1alpha1 API group.
 // +kubebuilder:object:generate=true
 // +groupName=local.sdn.cozystack.io
 package v1alpha1

@@ -14,15 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package harness hands the end-to-end specs a cluster with MetalLB and both
-// charts installed in order, and the few actions that depend on how the
-// cluster is made: stopping and starting a manager or MetalLB.
-//
-// Local builds the cluster from the project's own binaries (no Docker): the
-// managers run as local processes under their charts' ServiceAccounts, by
-// impersonation, so the specs also prove the generated RBAC is sufficient.
-// Kind drives a kind cluster that hack/kind-e2e.sh prepared, with the
-// managers running as the charts' Deployments.
 package harness
 
 import (
