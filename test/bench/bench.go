@@ -372,6 +372,8 @@ func (e *env) ceiling(ctx context.Context, n int) (Ceiling, error) {
 	if err != nil {
 		return Ceiling{}, err
 	}
+	apiServer := e.pids()["kube-apiserver"]
+	cpuBefore, _ := readProc(apiServer)
 	start := time.Now()
 	err = parallel(ctx, n, e.cfg.Workers, func(ctx context.Context, i int) error {
 		u := probe(ns, fmt.Sprintf("probe-%05d", i))
@@ -391,6 +393,9 @@ func (e *env) ceiling(ctx context.Context, n int) (Ceiling, error) {
 	}
 	writes := after.minus(before).total()
 	c := Ceiling{Objects: n, Seconds: elapsed.Seconds(), Writes: writes, WritesPerSecond: writes / elapsed.Seconds()}
+	if cpuAfter, err := readProc(apiServer); err == nil && cpuBefore.cpu > 0 {
+		c.APIServerCPUSeconds = (cpuAfter.cpu - cpuBefore.cpu).Seconds()
+	}
 	// Out of the way of the scenarios: one request, the API server does the rest.
 	if err := e.c.DeleteAllOf(ctx, probe(ns, ""), client.InNamespace(ns)); err != nil {
 		return c, err

@@ -73,6 +73,22 @@ type Ceiling struct {
 	Seconds         float64 `json:"seconds"`
 	Writes          float64 `json:"writes"`
 	WritesPerSecond float64 `json:"writesPerSecond"`
+	// APIServerCPUSeconds is the CPU the API server spent meanwhile, so that
+	// a scenario's cost per write can be set against the trivial object's.
+	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`
+}
+
+// apiServerMsPerWrite is the API server's CPU per write request: of the
+// ceiling when res is nil, of the scenario otherwise.
+func apiServerMsPerWrite(c Ceiling, res *Result) float64 {
+	cpu, writes := c.APIServerCPUSeconds, c.Writes
+	if res != nil {
+		cpu, writes = res.Processes["kube-apiserver"].CPUSeconds, res.WritesPerClaim*float64(res.N)
+	}
+	if writes == 0 {
+		return 0
+	}
+	return cpu * 1000 / writes
 }
 
 // Result is one scenario at one size.
@@ -148,10 +164,10 @@ func (r *Report) Markdown(w io.Writer) {
 		s.Workers, s.QPS, s.Burst, s.ClaimConcurrency, s.AddressConcurrency, s.DriverConcurrency)
 
 	p("### Ceiling: create + status-update of a trivial custom object\n\n")
-	p("| N | objects | seconds | writes/s |\n|---:|---:|---:|---:|\n")
+	p("| N | objects | seconds | writes/s | API server CPU ms/write |\n|---:|---:|---:|---:|---:|\n")
 	for _, run := range r.Sizes {
 		c := run.Ceiling
-		p("| %d | %d | %.1f | %.0f |\n", run.N, c.Objects, c.Seconds, c.WritesPerSecond)
+		p("| %d | %d | %.1f | %.0f | %.2f |\n", run.N, c.Objects, c.Seconds, c.WritesPerSecond, apiServerMsPerWrite(c, nil))
 	}
 
 	p("\n### Scenarios\n\n")
@@ -181,6 +197,20 @@ func (r *Report) Markdown(w io.Writer) {
 				res.Scenario, res.N, run.Unrelated, conv, res.Seconds, res.PerSecond, msPer, res.P50Ms, res.P99Ms,
 				res.WritesPerClaim, res.MinWrites, res.CeilingRatio*100, proc("core"), proc("driver"), proc("metallb"),
 				res.Processes["kube-apiserver"].CPUSeconds, res.Processes["etcd"].CPUSeconds, res.Processes["bench"].CPUSeconds)
+		}
+	}
+
+	p("\n### API server CPU per write\n\n")
+	p("| scenario | N | ms/write | × the ceiling's |\n|---|---:|---:|---:|\n")
+	for _, run := range r.Sizes {
+		base := apiServerMsPerWrite(run.Ceiling, nil)
+		for i := range run.Scenarios {
+			res := &run.Scenarios[i]
+			ms, times := apiServerMsPerWrite(run.Ceiling, res), 0.0
+			if base > 0 {
+				times = ms / base
+			}
+			p("| %s | %d | %.2f | %.1f |\n", res.Scenario, res.N, ms, times)
 		}
 	}
 
