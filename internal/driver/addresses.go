@@ -64,7 +64,7 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, r.teardown(ctx, a, finalizer)
 	}
 
-	bindingLive, err := r.bindingLive(ctx, a)
+	bindingLive, reclaiming, err := r.binding(ctx, a)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -81,9 +81,14 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if live {
 		obs.carrier = carrier
 		obs.carried = slices.Contains(ingressIPs(carrier), a.Spec.Address)
-		if err := r.backend.Unhold(ctx, a); err != nil {
+		if _, err := r.backend.Unhold(ctx, a); err != nil {
 			return ctrl.Result{}, err
 		}
+	} else if reclaiming {
+		// The core deletes the address as it reclaims the claim; a hold
+		// made now would only be torn down again a moment later.
+		obs.hold = HoldState{Reason: ReasonReclaiming,
+			Message: "Its claim is being deleted and its reclaimPolicy is Delete: the address goes with the claim"}
 	} else if class != nil {
 		if obs.hold, err = r.backend.Hold(ctx, a, class); err != nil {
 			return ctrl.Result{}, err
@@ -101,18 +106,26 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	return ctrl.Result{}, nil
 }
 
-// bindingLive: the address is bound (claimRef with a UID) to a claim that
-// exists, with that UID, and is not being deleted.
-func (r *AddressReconciler) bindingLive(ctx context.Context, a *v1alpha1.IPAddress) (bool, error) {
+// binding reads the address's claim. live: the address is bound (claimRef
+// with a UID) to a claim that exists, with that UID, and is not being
+// deleted. reclaiming: that claim is being deleted and the address's policy
+// is Delete, so the core is about to delete the address.
+func (r *AddressReconciler) binding(ctx context.Context, a *v1alpha1.IPAddress) (live, reclaiming bool, err error) {
 	ref := a.Spec.ClaimRef
 	if ref == nil || ref.UID == "" {
-		return false, nil
+		return false, false, nil
 	}
 	claim := &v1alpha1.IPAddressClaim{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, claim); err != nil {
-		return false, client.IgnoreNotFound(err)
+		return false, false, client.IgnoreNotFound(err)
 	}
-	return claim.UID == ref.UID && claim.DeletionTimestamp == nil, nil
+	if claim.UID != ref.UID {
+		return false, false, nil
+	}
+	if claim.DeletionTimestamp != nil {
+		return false, a.Spec.ReclaimPolicy == v1alpha1.ReclaimDelete, nil
+	}
+	return true, false, nil
 }
 
 // carrier returns the Service the address is associated with, if it still
@@ -200,7 +213,7 @@ func (r *AddressReconciler) teardown(ctx context.Context, a *v1alpha1.IPAddress,
 			}
 		}
 	}
-	if err := r.backend.Unhold(ctx, a); err != nil {
+	if _, err := r.backend.Unhold(ctx, a); err != nil {
 		return err
 	}
 	orig := a.DeepCopy()

@@ -56,8 +56,12 @@ type Backend interface {
 	Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass) (HoldState, error)
 
 	// Unhold releases the backend's hold on a, so that a workload can take
-	// the address, or because the address goes.
-	Unhold(ctx context.Context, a *v1alpha1.IPAddress) error
+	// the address, or because the address goes. released is true once the
+	// driver's cache shows the hold gone: a workload is pinned only then, so
+	// that the backend, which sees the same events in the same order, finds
+	// the address free when the workload asks for it. A hold going away
+	// wakes the Service pass of the address's carrier (Watches.Services).
+	Unhold(ctx context.Context, a *v1alpha1.IPAddress) (released bool, err error)
 
 	// Pin steers the backend to give svc exactly addrs (IPv4 first), and
 	// records that the driver wrote the pin.
@@ -126,5 +130,5 @@ type Watch struct {
 
 // Watches are the backend's extra event sources, per controller.
 type Watches struct {
-	Claims, Addresses, Classes []Watch
+	Claims, Addresses, Services, Classes []Watch
 }

@@ -187,7 +187,9 @@ func (r *ServiceReconciler) liveCarrier(ctx context.Context, a *v1alpha1.IPAddre
 	return svc, live, nil
 }
 
-// associate performs the gap handoff: record, release the hold, pin.
+// associate performs the gap handoff: record, release the hold, and, once
+// the hold is gone, pin. A pin written while the backend still counts the
+// hold would be refused by it, and retried only at its own pace.
 func (r *ServiceReconciler) associate(ctx context.Context, svc *corev1.Service, claim *v1alpha1.IPAddressClaim, addrs []*v1alpha1.IPAddress) error {
 	ref := &v1alpha1.WorkloadReference{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name, UID: svc.UID}
 	fresh := false
@@ -200,10 +202,22 @@ func (r *ServiceReconciler) associate(ctx context.Context, svc *corev1.Service, 
 			return err
 		}
 	}
+	if fresh {
+		r.metrics.handoffs.WithLabelValues(claimClass(claim)).Inc()
+		log.FromContext(ctx).Info("Associated claim", "claim", claim.ClaimKey(), "addresses", ips(addrs))
+		r.recorder.Eventf(svc, claim, corev1.EventTypeNormal, v1alpha1.EventAssociated, "Associate",
+			"Carries the addresses of IPAddressClaim %s: %v", claim.Name, ips(addrs))
+	}
+	released := true
 	for _, a := range addrs {
-		if err := r.backend.Unhold(ctx, a); err != nil {
+		gone, err := r.backend.Unhold(ctx, a)
+		if err != nil {
 			return err
 		}
+		released = released && gone
+	}
+	if !released {
+		return nil // the hold's deletion wakes this pass again
 	}
 	if pinned, byDriver := r.backend.PinnedTo(svc); !byDriver || !slices.Equal(pinned, ips(addrs)) {
 		if len(pinned) == 0 || byDriver {
@@ -211,12 +225,6 @@ func (r *ServiceReconciler) associate(ctx context.Context, svc *corev1.Service, 
 				return err
 			}
 		}
-	}
-	if fresh {
-		r.metrics.handoffs.WithLabelValues(claimClass(claim)).Inc()
-		log.FromContext(ctx).Info("Associated claim", "claim", claim.ClaimKey(), "addresses", ips(addrs))
-		r.recorder.Eventf(svc, claim, corev1.EventTypeNormal, v1alpha1.EventAssociated, "Associate",
-			"Carries the addresses of IPAddressClaim %s: %v", claim.Name, ips(addrs))
 	}
 	return nil
 }

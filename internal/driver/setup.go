@@ -99,7 +99,7 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(d.servicesOfAddress), builder.WithPredicates(changed(associationOf))).
 		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(d.servicesOfClaim)).
 		WithOptions(copts)
-	if err := services.Complete(manager.RetryConflicts(&ServiceReconciler{base: d})); err != nil {
+	if err := addWatches(services, w.Services).Complete(manager.RetryConflicts(&ServiceReconciler{base: d})); err != nil {
 		return fmt.Errorf("setting up the service controller: %w", err)
 	}
 

@@ -32,6 +32,7 @@ import (
 const (
 	ReasonHeld          = "Held"
 	ReasonHoldPending   = "HoldPending"
+	ReasonReclaiming    = "Reclaiming"
 	ReasonNotHeld       = "NotHeld"
 	ReasonCarried       = "Carried"
 	ReasonHandingOver   = "HandingOver"

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -113,6 +114,8 @@ type Backend struct {
 
 	paramsMu sync.Mutex
 	params   map[string]decodedParams // by class name
+
+	deleted deletions
 }
 
 // Setup registers the MetalLB driver on mgr.
@@ -145,6 +148,11 @@ func (b *Backend) Watches() driver.Watches {
 	placeholders := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetNamespace() == b.opts.PlaceholderNamespace && o.GetLabels()[v1alpha1.LabelPlaceholder] != ""
 	})
+	deleted := predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 	var classes []driver.Watch
 	for _, obj := range metallbObjects() {
 		// MetalLB writes a pool's status on every allocation; only what the
@@ -158,6 +166,9 @@ func (b *Backend) Watches() driver.Watches {
 			Handler: handler.EnqueueRequestsFromMapFunc(claimOfPlaceholder)}},
 		Addresses: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders},
 			Handler: handler.EnqueueRequestsFromMapFunc(addressOfPlaceholder)}},
+		// A hold gone lets the carrier's pass pin it.
+		Services: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders, deleted},
+			Handler: handler.EnqueueRequestsFromMapFunc(b.carrierOfPlaceholder)}},
 		Classes: classes,
 	}
 }
@@ -173,6 +184,23 @@ func claimOfPlaceholder(_ context.Context, o client.Object) []reconcile.Request 
 func addressOfPlaceholder(_ context.Context, o client.Object) []reconcile.Request {
 	if name := o.GetAnnotations()[annotationAddressName]; name != "" {
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: name}}}
+	}
+	return nil
+}
+
+// carrierOfPlaceholder maps a placeholder to the Service its address is
+// associated with, if any.
+func (b *Backend) carrierOfPlaceholder(ctx context.Context, o client.Object) []reconcile.Request {
+	name := o.GetAnnotations()[annotationAddressName]
+	if name == "" {
+		return nil
+	}
+	a := &v1alpha1.IPAddress{}
+	if err := b.Get(ctx, client.ObjectKey{Name: name}, a); err != nil {
+		return nil
+	}
+	if w := a.Status.AssociatedTo; w != nil {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: w.Namespace, Name: w.Name}}}
 	}
 	return nil
 }

@@ -109,6 +109,37 @@ func TestReclaimPolicies(t *testing.T) {
 	})
 }
 
+// TestDeleteReclaimMakesNoHoldOnTheWayOut: under Delete, a claim being
+// deleted ends its Service's association, and the address is not held again,
+// since the core is about to delete it. The core is stopped meanwhile, so that
+// the window in which a hold could be made stays open.
+func TestDeleteReclaimMakesNoHoldOnTheWayOut(t *testing.T) {
+	core := startCore(t)
+	startDriver(t)
+	g := NewWithT(t)
+	ns := kit.Namespace(t)
+	class, _, _ := metallbClass(t, g, false, b.ClassReclaim(v1alpha1.ReclaimDelete))
+	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
+	addr := boundAddress(g, ns, "web")
+	kit.Create(g, b.Service(ns, "svc", b.ForClaim("web")))
+	g.Eventually(ingressOf(g, ns, "svc"), timeout, tick).Should(Equal([]string{addr.Address}))
+	g.Eventually(placeholders(g, addr.Name), timeout, tick).Should(BeEmpty())
+
+	core.Stop()
+	g.Expect(k8s.Delete(context.Background(), b.Claim(ns, "web"))).To(Succeed())
+	g.Eventually(func() map[string]string { return kit.Service(g, ns, "svc").Annotations }, timeout, tick).
+		ShouldNot(HaveKey("metallb.io/loadBalancerIPs"))
+	g.Eventually(func() string { return testkit.Reason(kit.Address(g, addr.Name).Status.Conditions, v1alpha1.ConditionHeld) },
+		timeout, tick).Should(Equal("Reclaiming"))
+	g.Consistently(placeholders(g, addr.Name), 2*time.Second, tick).Should(BeEmpty(),
+		"a hold was made for an address its claim's deletion is about to delete")
+
+	startCore(t)
+	g.Eventually(kit.Gone(b.Address(addr.Name, "", "")), timeout, tick).Should(BeTrue())
+	g.Eventually(kit.Gone(b.Claim(ns, "web")), timeout, tick).Should(BeTrue())
+	addressIsFree(g, ns, addr.Address)
+}
+
 // TestCrashBetweenRecordingSteps rebuilds, with the driver stopped, the
 // state a crash leaves between two recording steps, and checks the driver
 // converges from it with no duplicate and no leaked placeholder.

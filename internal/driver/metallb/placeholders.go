@@ -19,12 +19,16 @@ package metallb
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -91,7 +95,7 @@ func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alph
 	if err != nil {
 		return driver.HoldState{Reason: "InvalidAddress", Message: err.Error()}, nil
 	}
-	phs, err := b.placeholdersOf(ctx, a.Name)
+	phs, err := b.placeholdersOf(ctx, a.Name, false)
 	if err != nil {
 		return driver.HoldState{}, err
 	}
@@ -152,18 +156,21 @@ func (b *Backend) markHold(ph *corev1.Service, a *v1alpha1.IPAddress, ip netip.A
 }
 
 // Unhold deletes every placeholder of an address; MetalLB frees the address
-// with them.
-func (b *Backend) Unhold(ctx context.Context, a *v1alpha1.IPAddress) error {
-	phs, err := b.placeholdersOf(ctx, a.Name)
+// with them. It reports true once the cache shows none left, deleting or not.
+func (b *Backend) Unhold(ctx context.Context, a *v1alpha1.IPAddress) (bool, error) {
+	phs, err := b.placeholdersOf(ctx, a.Name, true)
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, ph := range phs {
+		if ph.DeletionTimestamp != nil {
+			continue
+		}
 		if err := b.deletePlaceholder(ctx, ph); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return len(phs) == 0, nil
 }
 
 // IsHolder: a placeholder of this address inside the placeholder namespace.
@@ -173,7 +180,9 @@ func (b *Backend) IsHolder(svc *corev1.Service, a *v1alpha1.IPAddress) bool {
 		svc.Labels[v1alpha1.LabelAddress] == addressKey(a.Name)
 }
 
-func (b *Backend) placeholdersOf(ctx context.Context, addressName string) ([]*corev1.Service, error) {
+// placeholdersOf lists the placeholders of an address, those being deleted
+// only when asked.
+func (b *Backend) placeholdersOf(ctx context.Context, addressName string, deleting bool) ([]*corev1.Service, error) {
 	list := &corev1.ServiceList{}
 	if err := b.List(ctx, list, client.InNamespace(b.opts.PlaceholderNamespace),
 		client.MatchingFields{indexPlaceholderByAddress: addressKey(addressName)}); err != nil {
@@ -181,18 +190,66 @@ func (b *Backend) placeholdersOf(ctx context.Context, addressName string) ([]*co
 	}
 	out := make([]*corev1.Service, 0, len(list.Items))
 	for i := range list.Items {
-		if list.Items[i].DeletionTimestamp == nil {
+		if deleting || list.Items[i].DeletionTimestamp == nil {
 			out = append(out, &list.Items[i])
 		}
 	}
 	return out, nil
 }
 
+// deletePlaceholder deletes ph once: a second pass that still finds it in the
+// cache, right after this process deleted it, sends nothing.
 func (b *Backend) deletePlaceholder(ctx context.Context, ph *corev1.Service) error {
+	if !b.deleted.begin(ph.UID, time.Now()) {
+		return nil
+	}
 	if err := b.Delete(ctx, ph, client.Preconditions{UID: &ph.UID}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		b.deleted.forget(ph.UID)
 		return err
 	}
 	return nil
+}
+
+// deletionMemory is how long a deletion is remembered: long enough for the
+// cache to show it, short enough that the memory stays small. Deleting again
+// after that is harmless, only a wasted request.
+const deletionMemory = 30 * time.Second
+
+// deletions remembers the placeholders this process deleted lately. Two
+// passes acting on the same cache (the Service pass handing an address over
+// and the address pass seeing the association it recorded) would otherwise
+// both delete the hold.
+type deletions struct {
+	mu     sync.Mutex
+	at     map[types.UID]time.Time
+	pruned time.Time
+}
+
+// begin records that uid is being deleted now; false when it already was,
+// lately.
+func (d *deletions) begin(uid types.UID, now time.Time) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if now.Sub(d.pruned) > deletionMemory {
+		maps.DeleteFunc(d.at, func(_ types.UID, at time.Time) bool { return now.Sub(at) > deletionMemory })
+		d.pruned = now
+	}
+	if at, ok := d.at[uid]; ok && now.Sub(at) <= deletionMemory {
+		return false
+	}
+	if d.at == nil {
+		d.at = map[types.UID]time.Time{}
+	}
+	d.at[uid] = now
+	return true
+}
+
+// forget drops uid after a deletion that failed, so that the next pass tries
+// again.
+func (d *deletions) forget(uid types.UID) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.at, uid)
 }
 
 // placeholder is a selectorless, single-stack LoadBalancer Service with no
