@@ -108,11 +108,21 @@ spec: {className: quarantine}
 		out, err := kubectl(ctx, "", "annotate", "ipaddresses.local.sdn.cozystack.io", name, "ipaddress.local.sdn.cozystack.io/held=true")
 		Expect(err).NotTo(HaveOccurred(), out)
 
-		Consistently(kit.StateOfAddress(Default, name), 8*time.Second, tick).Should(HaveField("Phase", v1alpha1.AddressReleased),
+		// The phase and the moment it was entered both stay: held pauses the
+		// return, not the clock.
+		releasedAt := kit.Address(Default, name).Status.LastPhaseTransitionTime
+		Expect(releasedAt).NotTo(BeNil())
+		releasedSince := func() any {
+			a := kit.Address(Default, name)
+			return []any{a.Status.Phase, a.Status.LastPhaseTransitionTime}
+		}
+		Consistently(releasedSince, 8*time.Second, tick).Should(Equal([]any{v1alpha1.AddressReleased, releasedAt}),
 			"held past the 4s releaseDelay")
 		out, err = kubectl(ctx, "", "annotate", "ipaddresses.local.sdn.cozystack.io", name, "ipaddress.local.sdn.cozystack.io/held-")
 		Expect(err).NotTo(HaveOccurred(), out)
-		Eventually(kit.StateOfAddress(Default, name), 5*time.Second, tick).Should(Equal(testkitAddress(v1alpha1.AddressAvailable, v1alpha1.ReasonAvailable, "")))
+		// The delay has long passed since releasedAt: the next pass returns it.
+		Eventually(kit.StateOfAddress(Default, name), timeout, tick).Should(Equal(testkitAddress(v1alpha1.AddressAvailable, v1alpha1.ReasonAvailable, "")))
+		Eventually(kit.EventsAbout(Default, kit.Address(Default, name), v1alpha1.EventReleaseDelayExpired), timeout, tick).Should(HaveLen(1))
 	})
 })
 
