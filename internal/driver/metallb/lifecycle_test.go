@@ -129,7 +129,9 @@ func TestDeleteReclaimMakesNoHoldOnTheWayOut(t *testing.T) {
 	g.Expect(k8s.Delete(context.Background(), b.Claim(ns, "web"))).To(Succeed())
 	g.Eventually(func() map[string]string { return kit.Service(g, ns, "svc").Annotations }, timeout, tick).
 		ShouldNot(HaveKey("metallb.io/loadBalancerIPs"))
-	g.Eventually(func() string { return testkit.Reason(kit.Address(g, addr.Name).Status.Conditions, v1alpha1.ConditionHeld) },
+	g.Eventually(func() string {
+		return testkit.Reason(kit.Address(g, addr.Name).Status.Conditions, v1alpha1.ConditionHeld)
+	},
 		timeout, tick).Should(Equal("Reclaiming"))
 	g.Consistently(placeholders(g, addr.Name), 2*time.Second, tick).Should(BeEmpty(),
 		"a hold was made for an address its claim's deletion is about to delete")
