@@ -18,12 +18,12 @@ package driver
 
 import (
 	"context"
+	"net/netip"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -64,6 +64,13 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, r.teardown(ctx, a, finalizer)
 	}
 
+	if dup, err := r.duplicateOf(ctx, a); err != nil || dup != "" {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.standAside(ctx, a, dup)
+	}
+
 	bindingLive, reclaiming, err := r.binding(ctx, a)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -73,26 +80,39 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	if a.Status.AssociatedTo != nil && !live {
-		// Dissolving writes status; the next pass re-arms the hold.
-		return ctrl.Result{}, r.dissociate(ctx, a, carrier, "the association ended")
+		// Dissolving writes status; the next pass re-arms the hold (after a
+		// shared handoff, the hold is back first).
+		_, err := r.dissociate(ctx, a, carrier, "the association ended")
+		return ctrl.Result{}, err
 	}
 
 	obs := holdObservation{address: a, now: metav1.NewTime(r.clock.Now())}
-	if live {
-		obs.carrier = carrier
-		obs.carried = slices.Contains(ingressIPs(carrier), a.Spec.Address)
-		if _, err := r.backend.Unhold(ctx, a); err != nil {
+	ip, ipErr := a.IP()
+	switch {
+	case live:
+		if err := r.carry(ctx, a, class, carrier, &obs); err != nil {
 			return ctrl.Result{}, err
 		}
-	} else if reclaiming {
+	case reclaiming:
 		// The core deletes the address as it reclaims the claim; a hold
 		// made now would only be torn down again a moment later.
 		obs.hold = HoldState{Reason: ReasonReclaiming,
 			Message: "Its claim is being deleted and its reclaimPolicy is Delete: the address goes with the claim"}
-	} else if class != nil {
-		if obs.hold, err = r.backend.Hold(ctx, a, class); err != nil {
+	case class != nil && ipErr == nil:
+		token, err := r.retryToken(ctx, []netip.Addr{ip})
+		if err != nil {
 			return ctrl.Result{}, err
 		}
+		if obs.hold, err = r.backend.Hold(ctx, a, class, token); err != nil {
+			return ctrl.Result{}, err
+		}
+		if !obs.hold.Held && !obs.hold.Lost && obs.hold.Reason == ReasonHoldPending {
+			if err := r.retry(ctx, a, nil, []netip.Addr{ip}, false); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	case class != nil:
+		obs.hold = HoldState{Reason: v1alpha1.ReasonInvalidAddress, Message: ipErr.Error()}
 	}
 	if obs.wrongful, err = r.wrongfulHolders(ctx, a, bindingLive); err != nil {
 		return ctrl.Result{}, err
@@ -106,17 +126,91 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	return ctrl.Result{}, nil
 }
 
+// duplicateOf names the IPAddress that records a's address before a does
+// (earlier creation, ties broken by name), as the core judges duplicates;
+// "" when a is the first.
+func (r *AddressReconciler) duplicateOf(ctx context.Context, a *v1alpha1.IPAddress) (string, error) {
+	list := &v1alpha1.IPAddressList{}
+	if err := r.List(ctx, list, client.MatchingFields{indexAddressByIP: a.Spec.Address}); err != nil {
+		return "", err
+	}
+	first := a
+	for i := range list.Items {
+		o := &list.Items[i]
+		if o.UID == a.UID {
+			continue
+		}
+		if o.CreationTimestamp.Before(&first.CreationTimestamp) ||
+			o.CreationTimestamp.Equal(&first.CreationTimestamp) && o.Name < first.Name {
+			first = o
+		}
+	}
+	if first == a {
+		return "", nil
+	}
+	return first.Name, nil
+}
+
+// standAside keeps the driver out of a duplicate: it holds nothing for it,
+// reports no conflict over it, and hands back a phase it set before it knew,
+// so that the core's Pending (Duplicate) is the one word on it.
+func (r *AddressReconciler) standAside(ctx context.Context, a *v1alpha1.IPAddress, first string) error {
+	if _, err := r.backend.Unhold(ctx, a); err != nil {
+		return err
+	}
+	obs := holdObservation{address: a, now: metav1.NewTime(r.clock.Now()),
+		hold: HoldState{Reason: v1alpha1.ReasonDuplicate, Message: "IPAddress " + first + " records this address first; the driver holds nothing for this one"}}
+	st := driverStatus(obs)
+	return r.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { *s = st })
+}
+
+// carry keeps a live association going: the holds go once the carrier
+// reports the address (at once, for a gap handoff), and a pin the backend
+// has not honoured is asked again once nothing stands in its way.
+func (r *AddressReconciler) carry(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass,
+	carrier *corev1.Service, obs *holdObservation) error {
+	h := r.handoffFor(carrier)
+	obs.carrier, obs.handoff = carrier, h
+	obs.carried = slices.Contains(ingressIPs(carrier), a.Spec.Address)
+	pinned, byDriver := r.backend.PinnedTo(carrier)
+	if h.shared && !obs.carried && class != nil {
+		// Until the carrier reports the address, the hold keeps it.
+		ip, err := a.IP()
+		if err != nil {
+			return nil
+		}
+		token, err := r.retryToken(ctx, []netip.Addr{ip})
+		if err != nil {
+			return err
+		}
+		if obs.hold, err = r.backend.Hold(ctx, a, class, token); err != nil {
+			return err
+		}
+	} else if released, err := r.backend.Unhold(ctx, a); err != nil || !released {
+		return err
+	}
+	if obs.carried || !byDriver || !slices.Contains(pinned, mustIP(a)) {
+		return nil
+	}
+	return r.retry(ctx, a, carrier, pinned, h.shared)
+}
+
+func mustIP(a *v1alpha1.IPAddress) netip.Addr {
+	ip, _ := a.IP()
+	return ip
+}
+
 // binding reads the address's claim. live: the address is bound (claimRef
 // with a UID) to a claim that exists, with that UID, and is not being
 // deleted. reclaiming: that claim is being deleted and the address's policy
 // is Delete, so the core is about to delete the address.
-func (r *AddressReconciler) binding(ctx context.Context, a *v1alpha1.IPAddress) (live, reclaiming bool, err error) {
+func (d *base) binding(ctx context.Context, a *v1alpha1.IPAddress) (live, reclaiming bool, err error) {
 	ref := a.Spec.ClaimRef
 	if ref == nil || ref.UID == "" {
 		return false, false, nil
 	}
 	claim := &v1alpha1.IPAddressClaim{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, claim); err != nil {
+	if err := d.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, claim); err != nil {
 		return false, false, client.IgnoreNotFound(err)
 	}
 	if claim.UID != ref.UID {
@@ -168,9 +262,12 @@ func (r *AddressReconciler) wrongfulHolders(ctx context.Context, a *v1alpha1.IPA
 // an address into or out of Conflict or Lost.
 func (r *AddressReconciler) reportTransitions(ctx context.Context, before, after *v1alpha1.IPAddress, obs holdObservation) {
 	if prev, cur := meta.FindStatusCondition(before.Status.Conditions, v1alpha1.ConditionAssociated),
-		meta.FindStatusCondition(after.Status.Conditions, v1alpha1.ConditionAssociated); cur != nil && cur.Reason == ReasonCarried &&
-		(prev == nil || prev.Reason != ReasonCarried) {
+		meta.FindStatusCondition(after.Status.Conditions, v1alpha1.ConditionAssociated); cur != nil && isCarried(cur.Reason) &&
+		(prev == nil || !isCarried(prev.Reason)) {
 		r.metrics.handoffTime.Observe(obs.now.Sub(cur.LastTransitionTime.Time).Seconds())
+		if obs.handoff.shared {
+			r.metrics.unheld.Observe(0)
+		}
 	}
 	was, now := before.Status.Phase, after.Status.Phase
 	rightful := "no claim"
@@ -208,7 +305,7 @@ func (r *AddressReconciler) teardown(ctx context.Context, a *v1alpha1.IPAddress,
 			return err
 		}
 		if err == nil && (w.UID == "" || svc.UID == w.UID) {
-			if err := r.backend.Unpin(ctx, svc); err != nil {
+			if err := r.letGo(ctx, svc); err != nil {
 				return err
 			}
 		}
@@ -219,26 +316,4 @@ func (r *AddressReconciler) teardown(ctx context.Context, a *v1alpha1.IPAddress,
 	orig := a.DeepCopy()
 	controllerutil.RemoveFinalizer(a, finalizer)
 	return client.IgnoreNotFound(r.Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
-}
-
-// dissociate ends an association: the driver's pin on the Service is
-// withdrawn, then associatedTo is cleared, which lets the hold return.
-func (d *base) dissociate(ctx context.Context, a *v1alpha1.IPAddress, svc *corev1.Service, why string) error {
-	if svc != nil && svc.DeletionTimestamp == nil {
-		if err := d.backend.Unpin(ctx, svc); err != nil {
-			return err
-		}
-	}
-	w := a.Status.AssociatedTo
-	if err := d.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { s.AssociatedTo = nil }); err != nil {
-		return err
-	}
-	log.FromContext(ctx).Info("Dissociated address", "service", w.Namespace+"/"+w.Name, "why", why)
-	var related runtime.Object
-	if svc != nil {
-		related = svc
-	}
-	d.recorder.Eventf(a, related, corev1.EventTypeNormal, v1alpha1.EventDissociated, "Dissociate",
-		"No longer carried by Service %s/%s: %s; the backend holds it again", w.Namespace, w.Name, why)
-	return nil
 }

@@ -52,8 +52,9 @@ type Backend interface {
 	Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, class *v1alpha1.IPAddressClass, family v1alpha1.IPFamily) (Reservation, error)
 
 	// Hold keeps address a reserved in the backend while no workload carries
-	// it, adopting a reservation made for it by Reserve if there is one.
-	Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass) (HoldState, error)
+	// it, adopting a reservation made for it by Reserve if there is one. A
+	// hold it creates carries retry (see Retrier).
+	Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass, retry string) (HoldState, error)
 
 	// Unhold releases the backend's hold on a, so that a workload can take
 	// the address, or because the address goes. released is true once the
@@ -65,11 +66,11 @@ type Backend interface {
 
 	// Pin steers the backend to give svc exactly addrs (IPv4 first), and
 	// records that the driver wrote the pin.
-	Pin(ctx context.Context, svc *corev1.Service, addrs []netip.Addr) error
+	Pin(ctx context.Context, svc *corev1.Service, addrs []netip.Addr, opts PinOptions) error
 
-	// Unpin withdraws a pin the driver wrote on svc; a pin someone else
-	// wrote is left alone.
-	Unpin(ctx context.Context, svc *corev1.Service) error
+	// Unpin withdraws a pin the driver wrote on svc, and the finalizer
+	// named, if svc carries it; a pin someone else wrote is left alone.
+	Unpin(ctx context.Context, svc *corev1.Service, finalizer string) error
 
 	// PinnedTo returns the addresses svc is pinned to and whether the driver
 	// wrote that pin.
@@ -79,14 +80,57 @@ type Backend interface {
 	// Service legitimately carries the address.
 	IsHolder(svc *corev1.Service, a *v1alpha1.IPAddress) bool
 
-	// Releasing reports whether svc is letting go of the addresses the
-	// driver withdrew from it: until the backend notices, it still carries
-	// them, and is no thief.
+	// Releasing reports whether svc is letting go of its addresses because
+	// the driver told it to (it withdrew svc's pin, or svc is an allocation
+	// placeholder giving back an address it was offered): until the backend
+	// notices, svc still reports them, and is no thief. The answer must rest
+	// on something a tenant cannot forge.
 	Releasing(svc *corev1.Service) bool
 
 	// Watches are extra event sources: backend objects whose changes must
 	// wake a claim, an address or a class.
 	Watches() Watches
+}
+
+// PinOptions say how a workload is pinned.
+type PinOptions struct {
+	// SharingKey, when set, lets the workload share its addresses with their
+	// holds (a shared handoff, see Sharer); empty pins for a gap handoff.
+	SharingKey string
+	// Finalizer, when set, is added to the workload.
+	Finalizer string
+	// Retry is the retry token the pin is written in (see Retrier).
+	Retry string
+}
+
+// Sharer is what a backend implements when it can hand an address between
+// its hold and a workload without ever counting the address free: the
+// workload joins the hold's sharing, the hold goes only once the backend
+// gives the workload the address, and on the way back the hold returns,
+// sharing it, before the workload's pin goes. The driver discovers it by
+// type assertion.
+type Sharer interface {
+	// Shareable says whether the backend lets svc share addresses with
+	// their holds; if not, a reason (a CamelCase word) and why.
+	Shareable(svc *corev1.Service) (ok bool, reason, message string)
+	// SharingKey is the key that the holds of claim's addresses carry, and
+	// that a workload must carry to share them. It must not be guessable
+	// from what a tenant can read.
+	SharingKey(ctx context.Context, claim *v1alpha1.IPAddressClaim) (string, error)
+	// SharedKey is the sharing key the driver wrote on svc for a shared
+	// handoff, or "".
+	SharedKey(svc *corev1.Service) string
+}
+
+// Retrier is what a backend implements when it does not retry by itself a
+// request it refused: the driver asks it again, by writing a new retry token
+// on the pinned Service (a workload, or, when svc is nil, a's hold), exactly
+// when what blocked the request let go. The driver discovers it by type
+// assertion.
+type Retrier interface {
+	// Retry makes the backend reconsider svc unless svc already carries
+	// token.
+	Retry(ctx context.Context, a *v1alpha1.IPAddress, svc *corev1.Service, token string) error
 }
 
 // Reservation is a backend's answer to Reserve.

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +39,38 @@ type base struct {
 	recorder    recorder.EventRecorder
 	clock       clock.PassiveClock
 	metrics     *metrics
+	// sharer is the backend's shared handoff, nil where it has none or the
+	// gap handoff is forced.
+	sharer Sharer
+	// retrier asks the backend again for a pin it refused; nil where the
+	// backend retries by itself.
+	retrier Retrier
+	// carrierFinalizer keeps a Service that carries addresses by a shared
+	// handoff until the hold is back.
+	carrierFinalizer string
+	ingress          *ingressLog
+}
+
+// inLedger says whether an IPAddress records ip.
+func (d *base) inLedger(ip string) bool {
+	list := &v1alpha1.IPAddressList{}
+	if err := d.List(context.Background(), list, client.MatchingFields{indexAddressByIP: ip}, client.UnsafeDisableDeepCopy); err != nil {
+		return false
+	}
+	return len(list.Items) > 0
+}
+
+// reporters are the Services whose load balancer reports ip.
+func (d *base) reporters(ctx context.Context, ip string) ([]*corev1.Service, error) {
+	list := &corev1.ServiceList{}
+	if err := d.List(ctx, list, client.MatchingFields{indexServiceByIngressIP: ip}); err != nil {
+		return nil, err
+	}
+	out := make([]*corev1.Service, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out, nil
 }
 
 // servedClass returns the class if it exists and this driver serves it.

@@ -147,6 +147,10 @@ func (r *ClaimReconciler) record(ctx context.Context, claim *v1alpha1.IPAddressC
 	default:
 		return err
 	}
-	_, err = r.backend.Hold(ctx, a, class)
+	token, err := r.retryToken(ctx, []netip.Addr{ip})
+	if err != nil {
+		return err
+	}
+	_, err = r.backend.Hold(ctx, a, class, token)
 	return err
 }

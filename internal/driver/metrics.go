@@ -38,6 +38,7 @@ type metrics struct {
 	provisioned *prometheus.CounterVec
 	handoffs    *prometheus.CounterVec
 	handoffTime prometheus.Histogram
+	unheld      prometheus.Histogram
 	conflicts   *prometheus.CounterVec
 	capacity    *prometheus.GaugeVec
 	used        *prometheus.GaugeVec
@@ -73,8 +74,14 @@ func newMetrics() *metrics {
 				Name: "address_driver_provisioned_total", Help: "Addresses the driver provisioned, by class.",
 			}, []string{"class"}),
 			handoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "address_driver_handoffs_total", Help: "Associations of claims with Services, by class.",
-			}, []string{"class"}),
+				Name: "address_driver_handoffs_total",
+				Help: "Handoffs of a claim's addresses between their hold and a Service, by class, mode (shared, gap) and direction (associate, dissociate).",
+			}, []string{"class", "mode", "direction"}),
+			unheld: prometheus.NewHistogram(prometheus.HistogramOpts{
+				Name:    "address_driver_unheld_seconds",
+				Help:    "For every handoff, how long no Service reported the address, that is how long the backend counted it free (0 for a shared handoff).",
+				Buckets: append([]float64{0}, prometheus.ExponentialBuckets(0.005, 2, 16)...),
+			}),
 			handoffTime: prometheus.NewHistogram(prometheus.HistogramOpts{
 				Name: "address_driver_handoff_duration_seconds", Help: "From recording an association to the Service's load balancer reporting the address.",
 				Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
@@ -90,7 +97,7 @@ func newMetrics() *metrics {
 			}, []string{"class"}),
 		}
 		m := driverMetrics
-		ctrlmetrics.Registry.MustRegister(m.provisioned, m.handoffs, m.handoffTime, m.conflicts, m.capacity, m.used)
+		ctrlmetrics.Registry.MustRegister(m.provisioned, m.handoffs, m.handoffTime, m.unheld, m.conflicts, m.capacity, m.used)
 	})
 	return driverMetrics
 }

@@ -33,13 +33,16 @@ import (
 // ServiceReconciler attaches claims' addresses to the Services that name them.
 //
 // Design: a Service annotated with a claim of its own namespace gets that
-// claim's addresses by a gap handoff, in this order: the association is
-// recorded on each address (status.associatedTo), the backend's hold is
-// released, and the Service is pinned. Each step is idempotent and the
-// recorded association drives the rest after a crash. Removing the
-// annotation, deleting the Service or ending the binding reverses it: the
-// driver withdraws only a pin it wrote, clears the association, and the hold
-// returns; the address stays bound. A request the driver cannot honour (no
+// claim's addresses. The association is recorded on each address
+// (status.associatedTo) first; then, by a shared handoff where the backend
+// can share the addresses with their holds, the Service is pinned into the
+// holds' sharing and the holds go once it reports the addresses; elsewhere,
+// by a gap handoff, the holds go and the Service is pinned once they are
+// gone. Each step is idempotent and the recorded association drives the
+// rest after a crash. Removing the annotation, deleting the Service or
+// ending the binding reverses it: after a shared handoff the hold returns
+// first; the driver withdraws only a pin it wrote, clears the association,
+// and the address stays bound. A request the driver cannot honour (no
 // such claim, claim not bound, claim of another driver, Service not a
 // LoadBalancer, families that do not fit, the claim already carried by a
 // live Service, a hand-written pin naming other addresses) changes nothing
@@ -59,7 +62,17 @@ func (r *ServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	claimName := svc.Annotations[v1alpha1.AnnotationIPAddressClaim]
 	if claimName == "" || svc.DeletionTimestamp != nil {
-		return ctrl.Result{}, r.dissociateAll(ctx, current, svc, "the Service no longer names a claim")
+		why := "the Service no longer names a claim"
+		if svc.DeletionTimestamp != nil {
+			why = "the Service is being deleted"
+		}
+		done, err := r.dissociateAll(ctx, current, svc, why)
+		if err != nil || !done {
+			return ctrl.Result{}, err
+		}
+		// Nothing is carried any more: a finalizer left by a pass that
+		// crashed before removing it goes too.
+		return ctrl.Result{}, r.dropFinalizer(ctx, svc)
 	}
 
 	claim, addrs, refusal, err := r.request(ctx, svc, claimName)
@@ -73,8 +86,11 @@ func (r *ServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			stale = append(stale, a)
 		}
 	}
-	if err := r.dissociateAll(ctx, stale, svc, "the Service names another claim"); err != nil {
+	if done, err := r.dissociateAll(ctx, stale, svc, "the Service names another claim"); err != nil || !done {
 		return ctrl.Result{}, err
+	}
+	if refusal == waitForRelease {
+		return ctrl.Result{}, nil // the address's association clearing wakes this pass
 	}
 	if refusal != "" {
 		log.FromContext(ctx).Info("Association refused", "claim", claimName, "why", refusal)
@@ -84,29 +100,23 @@ func (r *ServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	return ctrl.Result{}, r.associate(ctx, svc, claim, addrs)
 }
 
-// carriedBy lists the addresses associated with svc.
-func (r *ServiceReconciler) carriedBy(ctx context.Context, svc *corev1.Service) ([]*v1alpha1.IPAddress, error) {
-	list := &v1alpha1.IPAddressList{}
-	if err := r.List(ctx, list, client.MatchingFields{indexAddressByAssociation: svc.Namespace + "/" + svc.Name}); err != nil {
-		return nil, err
-	}
-	var out []*v1alpha1.IPAddress
-	for i := range list.Items {
-		if a := &list.Items[i]; a.Status.AssociatedTo.UID == "" || a.Status.AssociatedTo.UID == svc.UID {
-			out = append(out, a)
+// dissociateAll ends svc's association with as; false while one of them
+// waits for its hold.
+func (r *ServiceReconciler) dissociateAll(ctx context.Context, as []*v1alpha1.IPAddress, svc *corev1.Service, why string) (bool, error) {
+	all := true
+	for _, a := range as {
+		done, err := r.dissociate(ctx, a, svc, why)
+		if err != nil {
+			return false, err
 		}
+		all = all && done
 	}
-	return out, nil
+	return all, nil
 }
 
-func (r *ServiceReconciler) dissociateAll(ctx context.Context, as []*v1alpha1.IPAddress, svc *corev1.Service, why string) error {
-	for _, a := range as {
-		if err := r.dissociate(ctx, a, svc, why); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// waitForRelease is request's answer while a stale holder lets go of the
+// claim's addresses: not a refusal, nothing to report.
+const waitForRelease = "wait for the stale holder to let go"
 
 // request checks what a Service asks for. It returns the claim and its
 // addresses, or why the request cannot be honoured (claim nil).
@@ -161,9 +171,13 @@ func (r *ServiceReconciler) request(ctx context.Context, svc *corev1.Service, cl
 				return refuse("IPAddressClaim %s is already carried by Service %s/%s; a claim's addresses go to one Service at a time",
 					claimName, holder.Namespace, holder.Name)
 			}
-			// A stale holder: take over.
-			if err := r.dissociate(ctx, a, holder, fmt.Sprintf("Service %s/%s takes over", svc.Namespace, svc.Name)); err != nil {
+			// A stale holder: take over, once it has let go.
+			done, err := r.dissociate(ctx, a, holder, fmt.Sprintf("Service %s/%s takes over", svc.Namespace, svc.Name))
+			if err != nil {
 				return nil, nil, "", err
+			}
+			if !done {
+				return nil, nil, waitForRelease, nil
 			}
 		}
 	}
@@ -185,48 +199,6 @@ func (r *ServiceReconciler) liveCarrier(ctx context.Context, a *v1alpha1.IPAddre
 	live := (w.UID == "" || svc.UID == w.UID) && svc.DeletionTimestamp == nil &&
 		svc.Annotations[v1alpha1.AnnotationIPAddressClaim] == a.Spec.ClaimRef.Name
 	return svc, live, nil
-}
-
-// associate performs the gap handoff: record, release the hold, and, once
-// the hold is gone, pin. A pin written while the backend still counts the
-// hold would be refused by it, and retried only at its own pace.
-func (r *ServiceReconciler) associate(ctx context.Context, svc *corev1.Service, claim *v1alpha1.IPAddressClaim, addrs []*v1alpha1.IPAddress) error {
-	ref := &v1alpha1.WorkloadReference{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name, UID: svc.UID}
-	fresh := false
-	for _, a := range addrs {
-		if a.Status.AssociatedTo != nil {
-			continue
-		}
-		fresh = true
-		if err := r.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { s.AssociatedTo = ref }); err != nil {
-			return err
-		}
-	}
-	if fresh {
-		r.metrics.handoffs.WithLabelValues(claimClass(claim)).Inc()
-		log.FromContext(ctx).Info("Associated claim", "claim", claim.ClaimKey(), "addresses", ips(addrs))
-		r.recorder.Eventf(svc, claim, corev1.EventTypeNormal, v1alpha1.EventAssociated, "Associate",
-			"Carries the addresses of IPAddressClaim %s: %v", claim.Name, ips(addrs))
-	}
-	released := true
-	for _, a := range addrs {
-		gone, err := r.backend.Unhold(ctx, a)
-		if err != nil {
-			return err
-		}
-		released = released && gone
-	}
-	if !released {
-		return nil // the hold's deletion wakes this pass again
-	}
-	if pinned, byDriver := r.backend.PinnedTo(svc); !byDriver || !slices.Equal(pinned, ips(addrs)) {
-		if len(pinned) == 0 || byDriver {
-			if err := r.backend.Pin(ctx, svc, ips(addrs)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // familyMismatch says why a Service's IP families cannot carry a claim's

@@ -42,7 +42,17 @@ type Options struct {
 	Concurrency int
 	// Clock tells the time; nil means the real clock.
 	Clock clock.PassiveClock
+	// Handoff is HandoffAuto (the shared handoff wherever the backend can
+	// share, the gap handoff elsewhere) or HandoffGap (always the gap
+	// handoff; for comparison and as an escape hatch).
+	Handoff string
 }
+
+// Handoff modes of Options.Handoff.
+const (
+	HandoffAuto = "auto"
+	HandoffGap  = "gap"
+)
 
 // Field indexes of the driver's cache. Every lookup goes through one.
 const (
@@ -50,10 +60,14 @@ const (
 	indexAddressByIP          = manager.IndexAddressByIP
 	indexAddressByClass       = manager.IndexAddressByClass
 	indexAddressByAssociation = "driver.addressByAssociation"
-	indexServiceByIngressIP   = "driver.serviceByIngressIP"
+	indexServiceByIngressIP   = IndexServiceByIngressIP
 	indexServiceByClaim       = "driver.serviceByClaim"
 	indexPendingClaimByClass  = "driver.pendingClaimByClass"
 )
+
+// IndexServiceByIngressIP indexes Services by the IPs their load balancer
+// reports; a backend may look Services up through it.
+const IndexServiceByIngressIP = "driver.serviceByIngressIP"
 
 // Setup registers the driver's indexes and controllers for backend on mgr.
 func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
@@ -66,9 +80,23 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 		return fmt.Errorf("setting up field indexes: %w", err)
 	}
 	name := backend.Provisioner()
+	switch opts.Handoff {
+	case "", HandoffAuto, HandoffGap:
+	default:
+		return fmt.Errorf("unknown handoff mode %q: want %s or %s", opts.Handoff, HandoffAuto, HandoffGap)
+	}
 	d := &base{Client: mgr.GetClient(), backend: backend, provisioner: name,
-		recorder: mgr.GetEventRecorder(eventSource(name)), clock: clk, metrics: newMetrics()}
+		recorder: mgr.GetEventRecorder(eventSource(name)), clock: clk, metrics: newMetrics(),
+		carrierFinalizer: v1alpha1.DriverCarrierFinalizer(name)}
+	if s, ok := backend.(Sharer); ok && opts.Handoff != HandoffGap {
+		d.sharer = s
+	}
+	d.retrier, _ = backend.(Retrier)
 	if err := d.metrics.countAddresses(ctx, mgr); err != nil {
+		return err
+	}
+	d.ingress = newIngressLog(clk, d.metrics.unheld.Observe, d.inLedger)
+	if err := d.ingress.follow(ctx, mgr); err != nil {
 		return err
 	}
 	copts := controller.Options{MaxConcurrentReconciles: max(opts.Concurrency, 1)}

@@ -34,8 +34,13 @@ const (
 	ReasonHoldPending   = "HoldPending"
 	ReasonReclaiming    = "Reclaiming"
 	ReasonNotHeld       = "NotHeld"
-	ReasonCarried       = "Carried"
-	ReasonHandingOver   = "HandingOver"
+	// ReasonSharedHandoff: a workload carries the address, handed over by a
+	// shared handoff (the backend never counted it free).
+	ReasonSharedHandoff = "SharedHandoff"
+	// ReasonGapHandoff: a workload carries the address, handed over by a gap
+	// handoff; the message says why sharing was not possible.
+	ReasonGapHandoff  = "GapHandoff"
+	ReasonHandingOver = "HandingOver"
 	ReasonNotAssociated = "NotAssociated"
 	ReasonHeldByOther   = "HeldByAnotherService"
 	ReasonNoConflict    = "NoConflict"
@@ -49,6 +54,8 @@ type holdObservation struct {
 	carrier *corev1.Service
 	// carried: the carrier's load balancer reports the address.
 	carried bool
+	// handoff is how the carrier takes the address.
+	handoff handoff
 	hold    HoldState
 	// wrongful are Services holding the address without entitlement.
 	wrongful []*corev1.Service
@@ -96,17 +103,25 @@ func driverStatus(o holdObservation) v1alpha1.IPAddressStatus {
 		cond(v1alpha1.ConditionConflict, false, ReasonNoConflict, "No Service holds the address wrongfully")
 	}
 
+	how := "shared handoff: the hold kept the address until the Service reported it"
+	if !o.handoff.shared {
+		how = fmt.Sprintf("gap handoff (%s): %s", o.handoff.reason, o.handoff.message)
+	}
 	switch {
 	case o.carrier != nil && o.carried:
-		cond(v1alpha1.ConditionAssociated, true, ReasonCarried, fmt.Sprintf("Carried by Service %s/%s", o.carrier.Namespace, o.carrier.Name))
+		reason := ReasonGapHandoff
+		if o.handoff.shared {
+			reason = ReasonSharedHandoff
+		}
+		cond(v1alpha1.ConditionAssociated, true, reason, fmt.Sprintf("Carried by Service %s/%s; %s", o.carrier.Namespace, o.carrier.Name, how))
 	case o.carrier != nil:
 		cond(v1alpha1.ConditionAssociated, true, ReasonHandingOver,
-			fmt.Sprintf("Associated with Service %s/%s; waiting for its load balancer to report the address", o.carrier.Namespace, o.carrier.Name))
+			fmt.Sprintf("Associated with Service %s/%s; waiting for its load balancer to report the address; %s", o.carrier.Namespace, o.carrier.Name, how))
 	default:
 		cond(v1alpha1.ConditionAssociated, false, ReasonNotAssociated, "Reserved; attached to no workload")
 	}
 
-	if o.carrier != nil {
+	if o.carrier != nil && (o.carried || !o.handoff.shared) {
 		cond(v1alpha1.ConditionHeld, false, ReasonNotHeld, "A workload carries the address; the backend does not hold it separately")
 	} else {
 		reason := o.hold.Reason
@@ -141,4 +156,10 @@ func serviceNames(svcs []*corev1.Service) string {
 	}
 	slices.Sort(names)
 	return strings.Join(names, ", ")
+}
+
+// isCarried reports whether an Associated reason says a workload carries the
+// address.
+func isCarried(reason string) bool {
+	return reason == ReasonSharedHandoff || reason == ReasonGapHandoff
 }

@@ -193,3 +193,21 @@ func ClusterIPOnly() ServiceOption {
 func WithLabel(key, value string) ServiceOption {
 	return func(s *corev1.Service) { metav1.SetMetaDataLabel(&s.ObjectMeta, key, value) }
 }
+
+// LocalTraffic sets externalTrafficPolicy Local: with its selector, MetalLB
+// will not share the Service's address with a Service of another selector.
+func LocalTraffic() ServiceOption {
+	return func(s *corev1.Service) { s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal }
+}
+
+// IPv6Only makes the Service single-stack IPv6.
+func IPv6Only() ServiceOption {
+	return func(s *corev1.Service) { s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol} }
+}
+
+// Port replaces the Service's ports with one TCP port.
+func Port(port int32) ServiceOption {
+	return func(s *corev1.Service) {
+		s.Spec.Ports = []corev1.ServicePort{{Name: "p", Port: port, Protocol: corev1.ProtocolTCP}}
+	}
+}

@@ -170,6 +170,16 @@ func Reason(conds []metav1.Condition, typ string) string {
 	return ""
 }
 
+// Condition returns the condition of type typ, or an empty one.
+func Condition(conds []metav1.Condition, typ string) metav1.Condition {
+	for _, c := range conds {
+		if c.Type == typ {
+			return c
+		}
+	}
+	return metav1.Condition{}
+}
+
 // EventsAbout returns the notes of the events with reason about obj.
 func (k *Kit) EventsAbout(g Gomega, obj client.Object, reason string) func() []string {
 	return func() []string {
@@ -220,4 +230,16 @@ for kind in ipaddresses ipaddressclasses; do
   kubectl get "$kind.local.sdn.cozystack.io" -o name |
     xargs -r -n1 kubectl patch --type=merge -p '{"metadata":{"finalizers":null}}'
 done
+`
+
+// CarrierFinalizerScript is the operating manual's procedure for deleting a
+// carrying Service while the driver is down, verbatim.
+const CarrierFinalizerScript = `
+kubectl get services -A \
+  -o jsonpath='{range .items[*]}{.metadata.namespace} {.metadata.name} {.metadata.finalizers}{"\n"}{end}' |
+  grep 'metallb.drivers.local.sdn.cozystack.io/carrier' |
+  while read -r ns name _; do
+    kubectl -n "$ns" patch service "$name" \
+      -p '{"metadata":{"$deleteFromPrimitiveList/finalizers":["metallb.drivers.local.sdn.cozystack.io/carrier"]}}'
+  done
 `

@@ -67,7 +67,19 @@ const (
 	// finalizer a driver puts on the addresses it creates, so that it can
 	// release their backend state before they go.
 	FinalizerDriverTeardownSuffix = "/teardown"
+
+	// FinalizerDriverCarrierSuffix, appended to a provisioner name, is the
+	// finalizer a driver puts on a Service that carries addresses by a shared
+	// handoff: while the Service is being deleted, the backend keeps its
+	// allocation, so the hold can come back before the address is free.
+	FinalizerDriverCarrierSuffix = "/carrier"
 )
+
+// DriverCarrierFinalizer is the finalizer the driver named provisioner puts
+// on the Services that carry addresses by a shared handoff.
+func DriverCarrierFinalizer(provisioner string) string {
+	return provisioner + FinalizerDriverCarrierSuffix
+}
 
 // DriverTeardownFinalizer is the finalizer the driver named provisioner puts on
 // the IPAddress objects it creates.
@@ -184,6 +196,12 @@ const (
 	EventAddressLost        = "AddressLost"
 	EventInvalidParameters  = "InvalidParameters"
 	EventRendered           = "Rendered"
+	// EventYielded: the backend offered an allocation placeholder an address
+	// the ledger records for someone else; the driver gave it back.
+	EventYielded = "Yielded"
+	// EventAddressContested: the backend keeps offering a recorded address to
+	// allocation placeholders; the driver keeps giving it back.
+	EventAddressContested = "AddressContested"
 )
 
 // Event reasons of the core.

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
@@ -59,6 +60,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MetalLBNamespace, "metallb-namespace", "metallb-system",
 		"Namespace where MetalLB reads its configuration.")
 	fs.IntVar(&o.Driver.Concurrency, "concurrency", 4, "How many objects of each kind are reconciled at once.")
+	fs.StringVar(&o.Driver.Handoff, "handoff", driver.HandoffAuto,
+		"How addresses move between their hold and a Service: auto (shared where MetalLB can share the address, gap elsewhere) or gap (always gap).")
 }
 
 // ManagerOptions scopes the manager's cache to what the driver reads:
@@ -84,11 +87,20 @@ func trimService(obj any) (any, error) {
 	}
 	s.ManagedFields = nil
 	delete(s.Annotations, corev1.LastAppliedConfigAnnotation)
+	// What MetalLB's sharing rules read: each port's protocol and number,
+	// the traffic policy and the selector.
+	ports := make([]corev1.ServicePort, len(s.Spec.Ports))
+	for i, p := range s.Spec.Ports {
+		ports[i] = corev1.ServicePort{Protocol: p.Protocol, Port: p.Port}
+	}
 	s.Spec = corev1.ServiceSpec{
-		Type:           s.Spec.Type,
-		IPFamilies:     s.Spec.IPFamilies,
-		IPFamilyPolicy: s.Spec.IPFamilyPolicy,
-		LoadBalancerIP: s.Spec.LoadBalancerIP, //nolint:staticcheck // MetalLB still honours it
+		Type:                  s.Spec.Type,
+		IPFamilies:            s.Spec.IPFamilies,
+		IPFamilyPolicy:        s.Spec.IPFamilyPolicy,
+		LoadBalancerIP:        s.Spec.LoadBalancerIP, //nolint:staticcheck // MetalLB still honours it
+		Ports:                 ports,
+		ExternalTrafficPolicy: s.Spec.ExternalTrafficPolicy,
+		Selector:              s.Spec.Selector,
 	}
 	s.Status = corev1.ServiceStatus{LoadBalancer: s.Status.LoadBalancer}
 	return s, nil
@@ -115,7 +127,10 @@ type Backend struct {
 	paramsMu sync.Mutex
 	params   map[string]decodedParams // by class name
 
-	deleted deletions
+	deleted  deletions
+	contests contests
+	secret   *secret
+	recorder recorder.EventRecorder
 }
 
 // Setup registers the MetalLB driver on mgr.
@@ -124,7 +139,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("the placeholder and MetalLB namespaces must be set")
 	}
 	ctx := context.Background()
-	b := &Backend{Client: mgr.GetClient(), opts: opts, metrics: newMetrics(), params: map[string]decodedParams{}}
+	b := &Backend{Client: mgr.GetClient(), opts: opts, metrics: newMetrics(), params: map[string]decodedParams{},
+		secret:   &secret{reader: mgr.GetAPIReader(), ns: opts.PlaceholderNamespace},
+		recorder: mgr.GetEventRecorder(v1alpha1.ProvisionerMetalLB)}
 	if err := b.setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
@@ -161,13 +178,24 @@ func (b *Backend) Watches() driver.Watches {
 			Handler:    handler.EnqueueRequestsFromMapFunc(b.classesToRerender),
 			Predicates: []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})}})
 	}
+	// A hold MetalLB assigns lets a carrier that waits for it let go.
+	assigned := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return fmt.Sprint(e.ObjectOld.(*corev1.Service).Status.LoadBalancer) != fmt.Sprint(e.ObjectNew.(*corev1.Service).Status.LoadBalancer)
+	}}
 	return driver.Watches{
-		Claims: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders},
-			Handler: handler.EnqueueRequestsFromMapFunc(claimOfPlaceholder)}},
+		Claims: []driver.Watch{
+			{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders},
+				Handler: handler.EnqueueRequestsFromMapFunc(claimOfPlaceholder)},
+			// A yielded address that its holder has, or that left the
+			// ledger, lets the placeholder that gave it back ask again.
+			{Object: &corev1.Service{}, Handler: handler.EnqueueRequestsFromMapFunc(b.claimsAwaiting)},
+			{Object: &v1alpha1.IPAddress{}, Handler: handler.EnqueueRequestsFromMapFunc(b.claimsAwaiting),
+				Predicates: []predicate.Predicate{deleted}},
+		},
 		Addresses: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders},
 			Handler: handler.EnqueueRequestsFromMapFunc(addressOfPlaceholder)}},
 		// A hold gone lets the carrier's pass pin it.
-		Services: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders, deleted},
+		Services: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders, predicate.Or[client.Object](deleted, assigned)},
 			Handler: handler.EnqueueRequestsFromMapFunc(b.carrierOfPlaceholder)}},
 		Classes: classes,
 	}

@@ -222,7 +222,7 @@ func TestOrphanedAllocationPlaceholderIsDeleted(t *testing.T) {
 	g.Eventually(kit.Gone(orphan), timeout, tick).Should(BeTrue())
 }
 
-func TestLedgerMismatchIsReportedNotFought(t *testing.T) {
+func TestALedgerAddressOfferedToAPlaceholderIsGivenBack(t *testing.T) {
 	startCore(t)
 	driver := startDriver(t)
 	g := NewWithT(t)
@@ -254,9 +254,14 @@ func TestLedgerMismatchIsReportedNotFought(t *testing.T) {
 	kit.Create(g, ph)
 	g.Eventually(ingressOf(g, placeholderNS, ph.Name), timeout, tick).Should(Equal([]string{only}))
 
+	// The placeholder gives the address back to its rightful holder (a hold
+	// for "other") and waits; nobody fights over the binding.
 	startDriver(t)
-	g.Eventually(kit.EventsAbout(g, claim, v1alpha1.EventLedgerMismatch), timeout, tick).Should(
-		ContainElement(ContainSubstring("bound to claim " + ns + "/other")))
+	g.Eventually(kit.EventsAbout(g, claim, v1alpha1.EventYielded), timeout, tick).Should(
+		ContainElement(ContainSubstring("of claim " + ns + "/other")))
+	g.Eventually(holders(g, only), timeout, tick).Should(ConsistOf(placeholderNS + "/hold-ip-" + dashed(only)))
 	g.Consistently(func() string { return kit.Address(g, "ip-"+dashed(only)).Spec.ClaimRef.Name }, time.Second, tick).Should(Equal("other"))
 	g.Expect(kit.Claim(g, ns, "web").Status.Phase).To(Equal(v1alpha1.ClaimPending))
+	g.Expect(kit.Service(g, placeholderNS, ph.Name).UID).NotTo(BeEmpty(), "the placeholder waits, it is not deleted")
+	g.Expect(kit.EventsAbout(g, claim, v1alpha1.EventLedgerMismatch)()).To(BeEmpty())
 }

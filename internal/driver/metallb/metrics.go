@@ -32,6 +32,9 @@ var (
 type metrics struct {
 	placeholders *prometheus.GaugeVec
 	holdsCreated prometheus.Counter
+	retries      prometheus.Counter
+	yields       *prometheus.CounterVec
+	contested    *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -43,8 +46,18 @@ func newMetrics() *metrics {
 			holdsCreated: prometheus.NewCounter(prometheus.CounterOpts{
 				Name: "metallb_iad_holds_created_total", Help: "Hold placeholders created (after a handoff back, or out-of-band deletion).",
 			}),
+			retries: prometheus.NewCounter(prometheus.CounterOpts{
+				Name: "metallb_iad_retries_total", Help: "Pinned Services MetalLB was asked to process again after what blocked their address let go.",
+			}),
+			yields: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "metallb_iad_yields_total", Help: "Addresses recorded in the ledger that MetalLB offered to an allocation placeholder, and the driver gave back, by class.",
+			}, []string{"class"}),
+			contested: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "metallb_iad_contested_total", Help: "Warnings that MetalLB keeps offering one recorded address to allocation placeholders, by class.",
+			}, []string{"class"}),
 		}
-		ctrlmetrics.Registry.MustRegister(backendMetrics.placeholders, backendMetrics.holdsCreated)
+		ctrlmetrics.Registry.MustRegister(backendMetrics.placeholders, backendMetrics.holdsCreated, backendMetrics.retries,
+			backendMetrics.yields, backendMetrics.contested)
 	})
 	backendMetrics.placeholders.Reset()
 	return backendMetrics

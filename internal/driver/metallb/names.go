@@ -32,6 +32,8 @@ const (
 	annotationLoadBalancerIPs       = "metallb.io/loadBalancerIPs"
 	annotationLegacyLoadBalancerIPs = "metallb.universe.tf/loadBalancerIPs"
 	annotationAddressPool           = "metallb.io/address-pool"
+	annotationAllowSharedIP         = "metallb.io/allow-shared-ip"
+	annotationLegacyAllowSharedIP   = "metallb.universe.tf/allow-shared-ip"
 )
 
 // Names the driver puts on placeholder Services.
@@ -42,10 +44,22 @@ const (
 	// annotationAddressName records the full name of the IPAddress a
 	// placeholder holds (LabelAddress carries a label-safe key of it).
 	annotationAddressName = "local.sdn.cozystack.io/address-name"
-	// LabelWithdrawn marks a Service whose pin the driver withdrew. The
+	// LabelWithdrawn marks a Service whose pin the driver withdrew, or an
+	// allocation placeholder giving back an address it was offered. The
 	// driver's pools refuse such Services, so MetalLB takes back the address
-	// it would otherwise keep after the pin is gone.
+	// it would otherwise keep. Its value is a mark only the driver can
+	// compute (see withdrawnMark).
 	LabelWithdrawn = "local.sdn.cozystack.io/withdrawn"
+	// annotationSharedBy records the allow-shared-ip key the driver wrote on
+	// a workload for a shared handoff.
+	annotationSharedBy = "local.sdn.cozystack.io/sharing-key"
+	// annotationRetry is the retry token a pinned Service was last written
+	// in; writing a new one makes MetalLB process the Service again.
+	annotationRetry = "local.sdn.cozystack.io/retry"
+	// annotationYieldedTo, on an allocation placeholder, is the address
+	// MetalLB offered it that the ledger records for someone else: the
+	// placeholder gives it back and waits until its rightful holder has it.
+	annotationYieldedTo = "local.sdn.cozystack.io/yielded-to"
 )
 
 // placeholderPort is the one port a placeholder declares: a LoadBalancer

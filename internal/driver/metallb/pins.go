@@ -25,42 +25,90 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 )
 
 // Pin writes metallb.io/loadBalancerIPs (IPv4 first) and the driver's
-// marker with the same value, and lifts a withdrawal.
-func (b *Backend) Pin(ctx context.Context, svc *corev1.Service, addrs []netip.Addr) error {
+// marker with the same value, the retry token, and, for a shared handoff,
+// the holds' allow-shared-ip key with its marker and the carrier finalizer;
+// it lifts a withdrawal.
+func (b *Backend) Pin(ctx context.Context, svc *corev1.Service, addrs []netip.Addr, opts driver.PinOptions) error {
 	value := joinIPs(addrs)
-	return b.patchMeta(ctx, svc, map[string]any{
+	annotations := map[string]any{
 		annotationLoadBalancerIPs:   value,
 		v1alpha1.AnnotationPinnedBy: value,
-	}, map[string]any{LabelWithdrawn: nil})
+		annotationRetry:             opts.Retry,
+	}
+	if opts.SharingKey != "" {
+		annotations[annotationAllowSharedIP] = opts.SharingKey
+		annotations[annotationSharedBy] = opts.SharingKey
+	} else if b.SharedKey(svc) != "" {
+		annotations[annotationAllowSharedIP] = nil
+		annotations[annotationSharedBy] = nil
+	}
+	meta := map[string]any{"annotations": annotations, "labels": map[string]any{LabelWithdrawn: nil}}
+	if opts.Finalizer != "" && !controllerutil.ContainsFinalizer(svc, opts.Finalizer) {
+		meta["finalizers"] = []string{opts.Finalizer}
+	}
+	return b.patchMeta(ctx, svc, meta)
 }
 
 // Unpin withdraws a pin the driver wrote: the pin goes if it is still the
-// one the driver wrote, the marker goes, and the Service is labelled
-// withdrawn so that MetalLB takes the address back (it keeps an address
-// after its pin is gone otherwise). A Service the driver never pinned is
-// left alone.
-func (b *Backend) Unpin(ctx context.Context, svc *corev1.Service) error {
-	marker, ok := svc.Annotations[v1alpha1.AnnotationPinnedBy]
-	if !ok {
+// one the driver wrote, the marker, the sharing key the driver wrote and the
+// finalizer go, and the Service is labelled withdrawn so that MetalLB takes
+// the address back (it keeps an address after its pin is gone otherwise).
+// A Service the driver never pinned is left alone, but for the finalizer.
+func (b *Backend) Unpin(ctx context.Context, svc *corev1.Service, finalizer string) error {
+	meta := map[string]any{}
+	if finalizer != "" && controllerutil.ContainsFinalizer(svc, finalizer) {
+		meta["$deleteFromPrimitiveList/finalizers"] = []string{finalizer}
+	}
+	if marker, ok := svc.Annotations[v1alpha1.AnnotationPinnedBy]; ok {
+		annotations := map[string]any{v1alpha1.AnnotationPinnedBy: nil, annotationRetry: nil}
+		if svc.Annotations[annotationLoadBalancerIPs] == marker {
+			annotations[annotationLoadBalancerIPs] = nil
+		}
+		if b.SharedKey(svc) != "" {
+			annotations[annotationAllowSharedIP] = nil
+		}
+		if _, ok := svc.Annotations[annotationSharedBy]; ok {
+			annotations[annotationSharedBy] = nil
+		}
+		mark, err := b.withdrawnMark(ctx, svc)
+		if err != nil {
+			return err
+		}
+		meta["annotations"] = annotations
+		meta["labels"] = map[string]any{LabelWithdrawn: mark}
+	}
+	if len(meta) == 0 {
 		return nil
 	}
-	annotations := map[string]any{v1alpha1.AnnotationPinnedBy: nil}
-	if svc.Annotations[annotationLoadBalancerIPs] == marker {
-		annotations[annotationLoadBalancerIPs] = nil
-	}
-	return b.patchMeta(ctx, svc, annotations, map[string]any{LabelWithdrawn: "true"})
+	return b.patchMeta(ctx, svc, meta)
 }
 
-// Releasing: the driver withdrew its pin and labelled the Service, so the
-// driver's pools refuse it and MetalLB is taking the address back. The label
-// cannot help a thief: it is what makes MetalLB take the address away.
-func (b *Backend) Releasing(svc *corev1.Service) bool {
-	return svc.Labels[LabelWithdrawn] == "true"
+// Retry writes token on svc, or on a's hold when svc is nil, unless it
+// carries it already: MetalLB processes a Service again on any change of
+// it, and does not retry an allocation it refused until its next full
+// reprocessing.
+func (b *Backend) Retry(ctx context.Context, a *v1alpha1.IPAddress, svc *corev1.Service, token string) error {
+	if svc == nil {
+		phs, err := b.placeholdersOf(ctx, a.Name, false)
+		if err != nil || len(phs) == 0 {
+			return err
+		}
+		svc = phs[0]
+	}
+	if svc.Annotations[annotationRetry] == token {
+		return nil
+	}
+	log.FromContext(ctx).V(1).Info("Asking MetalLB again for a pinned Service", "service", svc.Namespace+"/"+svc.Name, "token", token)
+	b.metrics.retries.Inc()
+	return b.patchMeta(ctx, svc, map[string]any{"annotations": map[string]any{annotationRetry: token}})
 }
 
 // PinnedTo reads the addresses svc is pinned to, from MetalLB's annotation,
@@ -84,12 +132,14 @@ func (b *Backend) PinnedTo(svc *corev1.Service) ([]netip.Addr, bool) {
 	return out, ok && marker == svc.Annotations[annotationLoadBalancerIPs] && len(out) > 0
 }
 
-func (b *Backend) patchMeta(ctx context.Context, svc *corev1.Service, annotations, labels map[string]any) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations, "labels": labels}})
+// patchMeta applies a strategic merge patch to svc's metadata: maps merge,
+// nil deletes a key, and finalizers are added or removed one by one.
+func (b *Backend) patchMeta(ctx context.Context, svc *corev1.Service, meta map[string]any) error {
+	patch, err := json.Marshal(map[string]any{"metadata": meta})
 	if err != nil {
 		return err
 	}
-	return client.IgnoreNotFound(b.Patch(ctx, svc, client.RawPatch(types.MergePatchType, patch)))
+	return client.IgnoreNotFound(b.Patch(ctx, svc, client.RawPatch(types.StrategicMergePatchType, patch)))
 }
 
 func joinIPs(addrs []netip.Addr) string {

@@ -43,6 +43,7 @@ import (
 const (
 	indexPlaceholderByAddress  = "metallb.placeholderByAddress"
 	indexPlaceholderByClaimUID = "metallb.placeholderByClaimUID"
+	indexPlaceholderByYielded  = "metallb.placeholderByYielded"
 	indexPoolByBucket          = "metallb.poolByBucket"
 )
 
@@ -68,10 +69,33 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 		}
 		return driver.Reservation{Waiting: "Asked MetalLB for an address"}, nil
 	}
+	if b.isAllocation(ph) && ph.Labels[v1alpha1.LabelClass] != class.Name {
+		// The claim moved to another class while it waited: the old request
+		// goes, and the new class is asked once it is gone (its deletion
+		// wakes the claim).
+		if ph.DeletionTimestamp == nil {
+			if err := b.deletePlaceholder(ctx, ph); err != nil {
+				return driver.Reservation{}, err
+			}
+		}
+		return driver.Reservation{Waiting: fmt.Sprintf("Withdrawing the request to class %s", ph.Labels[v1alpha1.LabelClass])}, nil
+	}
+	if yielded := ph.Annotations[annotationYieldedTo]; yielded != "" && b.isAllocation(ph) {
+		return b.awaitRightfulHolder(ctx, ph, yielded)
+	}
 	ip, ok := ingressOfFamily(ph, family)
 	if !ok {
 		return driver.Reservation{Waiting: fmt.Sprintf("Waiting for MetalLB to assign an %s address from pool %s (exhausted, or MetalLB not running)",
 			family, params.PoolName(class.Name))}, nil
+	}
+	if b.isAllocation(ph) {
+		owner, err := b.recordedElsewhere(ctx, ip, claim)
+		if err != nil {
+			return driver.Reservation{}, err
+		}
+		if owner != nil {
+			return b.yield(ctx, ph, claim, owner, ip)
+		}
 	}
 	name := ipaddr.ObjectName(ip)
 	if ph.Annotations[annotationLoadBalancerIPs] != ip.String() || ph.Labels[v1alpha1.LabelAddress] != addressKey(name) {
@@ -88,12 +112,17 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 }
 
 // Hold keeps a reserved in MetalLB's books with a placeholder Service pinned
-// to it, owned by the address. A placeholder Reserve left for it is adopted;
-// extra ones go.
-func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass) (driver.HoldState, error) {
+// to it, owned by the address, carrying the address's sharing key so that a
+// workload can join it. A placeholder Reserve left for it is adopted; extra
+// ones go.
+func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass, retry string) (driver.HoldState, error) {
 	ip, err := a.IP()
 	if err != nil {
 		return driver.HoldState{Reason: "InvalidAddress", Message: err.Error()}, nil
+	}
+	key, err := b.holdKey(ctx, a)
+	if err != nil {
+		return driver.HoldState{}, err
 	}
 	phs, err := b.placeholdersOf(ctx, a.Name, false)
 	if err != nil {
@@ -108,7 +137,8 @@ func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alph
 	var ph *corev1.Service
 	if len(phs) == 0 {
 		ph = b.placeholder(holdName(a.Name), class.Name, a.Family())
-		b.markHold(ph, a, ip)
+		b.markHold(ph, a, ip, key)
+		ph.Annotations[annotationRetry] = retry
 		if err := b.Create(ctx, ph); err != nil && !apierrors.IsAlreadyExists(err) {
 			return driver.HoldState{}, err
 		}
@@ -116,7 +146,7 @@ func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alph
 	} else {
 		ph = phs[0]
 		orig := ph.DeepCopy()
-		b.markHold(ph, a, ip)
+		b.markHold(ph, a, ip, key)
 		if !equalMeta(orig, ph) {
 			if err := b.Patch(ctx, ph, client.MergeFrom(orig)); err != nil {
 				return driver.HoldState{}, client.IgnoreNotFound(err)
@@ -143,11 +173,12 @@ func (b *Backend) holdState(ctx context.Context, ph *corev1.Service, class *v1al
 
 // markHold pins a placeholder to the address it holds and hands its
 // lifecycle to the IPAddress.
-func (b *Backend) markHold(ph *corev1.Service, a *v1alpha1.IPAddress, ip netip.Addr) {
+func (b *Backend) markHold(ph *corev1.Service, a *v1alpha1.IPAddress, ip netip.Addr, key string) {
 	ph.Labels[v1alpha1.LabelPlaceholder] = v1alpha1.PlaceholderHold
 	ph.Labels[v1alpha1.LabelAddress] = addressKey(a.Name)
 	ph.Annotations[annotationAddressName] = a.Name
 	ph.Annotations[annotationLoadBalancerIPs] = ip.String()
+	ph.Annotations[annotationAllowSharedIP] = key
 	delete(ph.Annotations, annotationAddressPool)
 	owner := metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "IPAddress", Name: a.Name, UID: a.UID}
 	if !slices.ContainsFunc(ph.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == a.UID }) {
@@ -173,11 +204,16 @@ func (b *Backend) Unhold(ctx context.Context, a *v1alpha1.IPAddress) (bool, erro
 	return len(phs) == 0, nil
 }
 
-// IsHolder: a placeholder of this address inside the placeholder namespace.
-// The label alone is forgeable, so the namespace is what counts.
+// IsHolder: a placeholder of this address inside the placeholder namespace,
+// or an allocation placeholder there, which MetalLB offered the address and
+// which records it or gives it back (see yield). The label alone is
+// forgeable, so the namespace is what counts.
 func (b *Backend) IsHolder(svc *corev1.Service, a *v1alpha1.IPAddress) bool {
-	return svc.Namespace == b.opts.PlaceholderNamespace && svc.Labels[v1alpha1.LabelPlaceholder] != "" &&
-		svc.Labels[v1alpha1.LabelAddress] == addressKey(a.Name)
+	if svc.Namespace != b.opts.PlaceholderNamespace {
+		return false
+	}
+	return b.isAllocation(svc) ||
+		svc.Labels[v1alpha1.LabelPlaceholder] != "" && svc.Labels[v1alpha1.LabelAddress] == addressKey(a.Name)
 }
 
 // placeholdersOf lists the placeholders of an address, those being deleted

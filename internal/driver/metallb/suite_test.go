@@ -36,6 +36,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/core"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/manager"
@@ -91,8 +92,14 @@ func startCore(t *testing.T) *inprocess.Manager {
 }
 
 func startDriver(t *testing.T) *inprocess.Manager {
+	return startDriverWith(t, driver.HandoffAuto)
+}
+
+// startDriverWith runs the driver with the handoff mode given.
+func startDriverWith(t *testing.T, handoff string) *inprocess.Manager {
 	opts := metallb.Options{PlaceholderNamespace: placeholderNS, MetalLBNamespace: cluster.MetalLBNamespace}
 	opts.Driver.Concurrency = 4
+	opts.Driver.Handoff = handoff
 	return inprocess.Start(t, testCluster.Config, func(mgr ctrl.Manager) error { return metallb.Setup(mgr, opts) }, opts.ManagerOptions)
 }
 
@@ -224,4 +231,12 @@ func steal(t *testing.T, g Gomega, driver *inprocess.Manager, addr v1alpha1.Clai
 	kit.Create(g, thief)
 	g.Eventually(ingressOf(g, thief.Namespace, thief.Name), timeout, tick).Should(Equal([]string{addr.Address}))
 	return startDriver(t)
+}
+
+// restartMetalLB starts the MetalLB controller again if a test stopped it
+// and did not start it itself.
+func restartMetalLB() {
+	if testCluster.MetalLBPID() == 0 {
+		_ = testCluster.StartMetalLB()
+	}
 }

@@ -1,0 +1,104 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package metallb_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
+	b "github.com/cozystack/address-controller/test/builder"
+	"github.com/cozystack/address-controller/test/testkit"
+)
+
+// TestARefusedPinWinsOverAPendingClaim builds the loop of a restart: a
+// Service pinned (gap handoff) to its claim's address, refused by MetalLB
+// because an allocation placeholder of a Pending claim of the same class
+// was given that address first. The placeholder must give the address back
+// without being deleted (a replacement would be offered the same address),
+// the Service must get it, and the Pending claim another one.
+func TestARefusedPinWinsOverAPendingClaim(t *testing.T) {
+	startCore(t)
+	drv := startDriverWith(t, driver.HandoffGap)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := kit.Namespace(t)
+
+	// Three addresses: x and z take the first two.
+	name := testkit.Name(t)
+	v4, _ := freshRange()
+	base := strings.TrimSuffix(v4, "0/28")
+	kit.Create(g, b.Class(name, provisioner, b.Parameters(fmt.Sprintf(`{"addresses": ["%s1-%s3"]}`, base, base))))
+	kit.Create(g, b.Claim(ns, "x", b.OfClass(name)))
+	first := boundAddress(g, ns, "x")
+	g.Expect(first.Address).To(Equal(base + "1"))
+	kit.Create(g, b.Claim(ns, "z", b.OfClass(name)))
+	g.Expect(boundAddress(g, ns, "z").Address).To(Equal(base + "2"))
+	heldByPlaceholder(g, first.Address)
+
+	// With MetalLB down: claim y asks for an address, and Service s is
+	// pinned to x's address once its hold is gone.
+	g.Expect(testCluster.StopMetalLB()).To(Succeed())
+	t.Cleanup(restartMetalLB)
+	kit.Create(g, b.Claim(ns, "y", b.OfClass(name)))
+	y := kit.Claim(g, ns, "y")
+	alloc := "alloc-" + string(y.UID) + "-v4"
+	g.Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: placeholderNS, Name: alloc}, &corev1.Service{}) },
+		timeout, tick).Should(Succeed())
+	kit.Create(g, b.Service(ns, "s", b.ForClaim("x")))
+	g.Eventually(func() string { return kit.Service(g, ns, "s").Annotations["metallb.io/loadBalancerIPs"] }, timeout, tick).
+		Should(Equal(first.Address))
+	drv.Stop()
+
+	// MetalLB comes back having given x's address to y's placeholder: it
+	// processes Services that report an address first.
+	ph := kit.Service(g, placeholderNS, alloc)
+	ph.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: first.Address}}
+	g.Expect(k8s.Status().Update(ctx, ph)).To(Succeed())
+	g.Expect(testCluster.StartMetalLB()).To(Succeed())
+	g.Eventually(func() []string {
+		var reasons []string
+		list := &corev1.EventList{}
+		g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+		for _, e := range list.Items {
+			if e.InvolvedObject.Name == "s" {
+				reasons = append(reasons, e.Reason)
+			}
+		}
+		return reasons
+	}, timeout, tick).Should(ContainElement("AllocationFailed"), "MetalLB refuses the pin")
+	g.Expect(ingressOf(g, placeholderNS, alloc)()).To(Equal([]string{first.Address}))
+
+	startDriverWith(t, driver.HandoffGap)
+	g.Eventually(ingressOf(g, ns, "s"), timeout, tick).Should(Equal([]string{first.Address}), "the rightful holder gets the address")
+	g.Eventually(kit.StateOfClaim(g, ns, "y"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	g.Expect(kit.Claim(g, ns, "y").Status.Addresses[0].Address).To(Equal(base + "3"))
+	g.Expect(kit.Service(g, placeholderNS, alloc).UID).To(Equal(ph.UID),
+		"the placeholder gave the address back instead of being deleted and asking again")
+	g.Eventually(kit.EventsAbout(g, y, v1alpha1.EventYielded), timeout, tick).ShouldNot(BeEmpty())
+	g.Expect(kit.EventsAbout(g, y, v1alpha1.EventLedgerMismatch)()).To(BeEmpty())
+	g.Expect(kit.StateOfAddress(g, first.Name)()).To(HaveField("Phase", v1alpha1.AddressBound))
+	g.Consistently(ingressOf(g, ns, "s"), time.Second, tick).Should(Equal([]string{first.Address}))
+}
