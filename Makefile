@@ -126,11 +126,13 @@ docker-push: ## Push both manager images.
 N ?= 100,1000,10000
 # Where the benchmark writes its JSON report (bin/ is not committed).
 BENCH_OUT ?= bin/bench.json
+# The driver's handoff modes measured side by side (association, teardown).
+HANDOFF ?= auto,gap
 
 .PHONY: bench
 bench: manifests control-plane ## Measure throughput, latency, API writes and memory at N claims (see docs/performance.md).
 	KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
-		go run ./test/bench -n $(N) -out $(BENCH_OUT)
+		go run ./test/bench -n $(N) -handoff $(HANDOFF) -out $(BENCH_OUT)
 
 ##@ Deployment
 

@@ -59,8 +59,19 @@ type Config struct {
 	// Settle is how long to wait after convergence before reading the
 	// counters, so that trailing writes of a scenario count as its own.
 	Settle time.Duration
+	// Handoffs are the driver's --handoff modes to measure: the MetalLB
+	// path, association and teardown run once per mode, the driver
+	// restarted in between; empty means auto alone.
+	Handoffs []string
 	// Log reports progress; nil is silent.
 	Log func(format string, args ...any)
+}
+
+func (c Config) handoffs() []string {
+	if len(c.Handoffs) == 0 {
+		return []string{"auto"}
+	}
+	return c.Handoffs
 }
 
 func (c Config) logf(format string, args ...any) {
@@ -117,26 +128,47 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return report, err
 		}
 		cfg.logf("N=%d: ceiling %.0f writes/s", n, run.Ceiling.WritesPerSecond)
-		s := newSizeRun(e, i, n)
-		for _, sc := range s.scenarios() {
-			if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, sc.name[:1]) {
-				continue
+		modes := cfg.handoffs()
+		for m, mode := range modes {
+			if m > 0 {
+				cfg.logf("N=%d: restarting the driver with --handoff=%s", n, mode)
+				if err := e.restartDriver(ctx, mode); err != nil {
+					return report, err
+				}
 			}
-			cfg.logf("N=%d: scenario %s", n, sc.name)
-			res := e.measure(ctx, sc, n, run.Ceiling)
-			cfg.logf("N=%d: %s converged=%v in %.1fs (%.1f claims/s, p50 %.0fms, p99 %.0fms, %.2f writes/claim)",
-				n, sc.name, res.Converged, res.Seconds, res.PerSecond, res.P50Ms, res.P99Ms, res.WritesPerClaim)
-			run.Scenarios = append(run.Scenarios, res)
-			if !res.Converged {
-				break // the later scenarios build on this one
+			s := newSizeRun(e, i+m*len(cfg.Sizes), n)
+			if m > 0 {
+				s.metallbNS += "-" + mode
+				s.metallbClass += "-" + mode
+			}
+			for _, sc := range s.scenarios() {
+				if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, sc.name[:1]) || m > 0 && sc.name[:1] == "a" {
+					continue
+				}
+				if len(modes) > 1 && sc.name[:1] != "a" {
+					sc.name += "-" + mode
+				}
+				cfg.logf("N=%d: scenario %s", n, sc.name)
+				res := e.measure(ctx, sc, n, run.Ceiling)
+				cfg.logf("N=%d: %s converged=%v in %.1fs (%.1f claims/s, p50 %.0fms, p99 %.0fms, %.2f writes/claim)",
+					n, sc.name, res.Converged, res.Seconds, res.PerSecond, res.P50Ms, res.P99Ms, res.WritesPerClaim)
+				run.Scenarios = append(run.Scenarios, res)
+				if !res.Converged {
+					break // the later scenarios build on this one
+				}
+			}
+			if i < len(cfg.Sizes)-1 || m < len(modes)-1 {
+				if err := s.cleanup(ctx); err != nil {
+					cfg.logf("N=%d: cleaning up: %v", n, err)
+				}
+			}
+		}
+		if len(modes) > 1 && i < len(cfg.Sizes)-1 {
+			if err := e.restartDriver(ctx, modes[0]); err != nil {
+				return report, err
 			}
 		}
 		report.Sizes = append(report.Sizes, run)
-		if i < len(cfg.Sizes)-1 {
-			if err := s.cleanup(ctx); err != nil {
-				cfg.logf("N=%d: cleaning up: %v", n, err)
-			}
-		}
 	}
 	return report, nil
 }
@@ -267,6 +299,7 @@ func (e *env) measure(ctx context.Context, sc scenario, n int, ceiling Ceiling) 
 			res.QueueAdds[k] = per(d)
 		}
 	}
+	res.Unheld = unheldStats(before.unheld, after.unheld)
 	if ceiling.WritesPerSecond > 0 && sc.minWrites > 0 {
 		res.CeilingRatio = res.PerSecond / (ceiling.WritesPerSecond / float64(sc.minWrites))
 	}
@@ -300,6 +333,7 @@ type counterSet struct {
 	api              apiWrites
 	clients          map[string]float64
 	reconciles, adds map[string]float64
+	unheld           map[string]float64
 }
 
 func (e *env) counters(ctx context.Context) (counterSet, error) {
@@ -316,6 +350,9 @@ func (e *env) counters(ctx context.Context) (counterSet, error) {
 			continue
 		}
 		cs.clients[name] = mc.writes
+		if name == "driver" {
+			cs.unheld = mc.unheld
+		}
 		for c, v := range mc.reconciles {
 			cs.reconciles[name+"/"+c] = v
 		}

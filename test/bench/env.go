@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -63,6 +64,7 @@ type env struct {
 	handlers             handlers
 	stopCache            context.CancelFunc
 	coreArgs, driverArgs []string
+	driverBin            string
 }
 
 // writeCounter counts the write requests a client sends.
@@ -140,7 +142,7 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	if err != nil {
 		return nil, err
 	}
-	driverBin, err := cluster.GoBuild("./cmd/metallb-iad", binDir)
+	e.driverBin, err = cluster.GoBuild("./cmd/metallb-iad", binDir)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +165,8 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	e.driverArgs = append(common(driverPort),
 		"--placeholder-namespace", placeholderNamespace,
 		"--metallb-namespace", cluster.MetalLBNamespace,
-		"--concurrency", strconv.Itoa(cfg.DriverConcurrency))
+		"--concurrency", strconv.Itoa(cfg.DriverConcurrency),
+		"--handoff", cfg.handoffs()[0])
 	if cfg.Pprof {
 		for name, args := range map[string]*[]string{"the core": &e.coreArgs, "the driver": &e.driverArgs} {
 			port, err := freePort()
@@ -179,7 +182,7 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	if e.core, err = e.cluster.StartProcess("address-controller", coreBin, e.coreArgs...); err != nil {
 		return nil, err
 	}
-	if e.driver, err = e.cluster.StartProcess("metallb-iad", driverBin, e.driverArgs...); err != nil {
+	if e.driver, err = e.cluster.StartProcess("metallb-iad", e.driverBin, e.driverArgs...); err != nil {
 		return nil, err
 	}
 	for _, m := range []struct {
@@ -191,6 +194,22 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 		}
 	}
 	return e, nil
+}
+
+// restartDriver stops the driver and starts it again with handoff mode.
+func (e *env) restartDriver(ctx context.Context, mode string) error {
+	if err := e.driver.Stop(); err != nil {
+		return err
+	}
+	args := slices.Clone(e.driverArgs)
+	if i := slices.Index(args, "--handoff"); i >= 0 {
+		args[i+1] = mode
+	}
+	var err error
+	if e.driver, err = e.cluster.StartProcess("metallb-iad", e.driverBin, args...); err != nil {
+		return err
+	}
+	return waitServing(ctx, e.driver, e.driverURL)
 }
 
 // waitServing waits until a manager serves its metrics, which it does once

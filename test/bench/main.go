@@ -57,6 +57,8 @@ func main() {
 			"negative means as many as the largest size.")
 	scenarios := flag.String("scenarios", "",
 		"Comma-separated scenario letters (a static, b MetalLB, c association, d teardown); c and d need b. Empty runs all.")
+	handoffs := flag.String("handoff", "auto",
+		"Comma-separated --handoff modes of the driver (auto, gap); the MetalLB path, association and teardown run once per mode.")
 	flag.BoolVar(&cfg.Pprof, "pprof", false, "Serve each manager's pprof handlers on a local port, logged at start.")
 	flag.DurationVar(&cfg.Settle, "settle", 2*time.Second,
 		"Wait after each scenario converges before reading the counters.")
@@ -64,6 +66,7 @@ func main() {
 	// The benchmark's own watch cache logs nothing worth reading.
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	cfg.QPS = float32(qps)
+	cfg.Handoffs = strings.Split(*handoffs, ",")
 	if *scenarios != "" {
 		cfg.Scenarios = strings.Split(*scenarios, ",")
 	}

@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -193,6 +194,9 @@ type managerCounters struct {
 	writes     float64
 	reconciles map[string]float64
 	adds       map[string]float64
+	// unheld is the driver's address_driver_unheld_seconds histogram:
+	// cumulative counts by upper bound ("le"), "+Inf" being all.
+	unheld map[string]float64
 }
 
 // scrapeManager reads a manager's counters from its metrics endpoint. ok is
@@ -211,7 +215,7 @@ func scrapeManager(ctx context.Context, url string) (mc managerCounters, ok bool
 	}
 	defer func() { _ = resp.Body.Close() }()
 	m, err := parseMetrics(resp.Body,
-		"rest_client_requests_total", "controller_runtime_reconcile_total", "workqueue_adds_total")
+		"rest_client_requests_total", "controller_runtime_reconcile_total", "workqueue_adds_total", "address_driver_unheld_seconds_bucket")
 	if err != nil {
 		return mc, false, err
 	}
@@ -227,6 +231,10 @@ func scrapeManager(ctx context.Context, url string) (mc managerCounters, ok bool
 	}
 	for _, s := range m["workqueue_adds_total"] {
 		mc.adds[s.labels["name"]] += s.value
+	}
+	mc.unheld = map[string]float64{}
+	for _, s := range m["address_driver_unheld_seconds_bucket"] {
+		mc.unheld[s.labels["le"]] += s.value
 	}
 	return mc, ok, nil
 }
@@ -435,4 +443,38 @@ func quantiles(ds []time.Duration) (p50, p99 time.Duration) {
 		return s[min(max(i, 0), len(s)-1)]
 	}
 	return rank(0.50), rank(0.99)
+}
+
+// unheldStats summarises how many handoffs a scenario made and for how long
+// each left the address unreported, from two readings of the driver's
+// address_driver_unheld_seconds histogram: the share of handoffs with none
+// at all, and the upper bound of the bucket that holds the 99th percentile.
+func unheldStats(before, after map[string]float64) *Unheld {
+	total := after["+Inf"] - before["+Inf"]
+	if total <= 0 {
+		return nil
+	}
+	type bucket struct{ le, count float64 }
+	var buckets []bucket
+	for le, v := range after {
+		if le == "+Inf" {
+			continue
+		}
+		f, err := strconv.ParseFloat(le, 64)
+		if err != nil {
+			continue
+		}
+		buckets = append(buckets, bucket{f, v - before[le]})
+	}
+	sort.Slice(buckets, func(i, j int) bool { return buckets[i].le < buckets[j].le })
+	u := &Unheld{Handoffs: total, P99Ms: -1}
+	for _, b := range buckets {
+		if b.le == 0 {
+			u.Zero = b.count / total
+		}
+		if u.P99Ms < 0 && b.count >= 0.99*total {
+			u.P99Ms = b.le * 1000
+		}
+	}
+	return u
 }

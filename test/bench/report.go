@@ -129,6 +129,21 @@ type Result struct {
 	Processes    map[string]ProcStats `json:"processes"`
 	// Stages are per-claim latencies of the steps of the path.
 	Stages []Stage `json:"stages,omitempty"`
+	// Unheld says how long handoffs left addresses unreported (association
+	// and teardown scenarios).
+	Unheld *Unheld `json:"unheld,omitempty"`
+}
+
+// Unheld summarises the driver's address_driver_unheld_seconds over a
+// scenario.
+type Unheld struct {
+	// Handoffs is how many handoffs were observed.
+	Handoffs float64 `json:"handoffs"`
+	// Zero is the share of them that left the address reported throughout.
+	Zero float64 `json:"zero"`
+	// P99Ms is the upper bound of the histogram bucket holding the 99th
+	// percentile (-1 beyond the largest bucket).
+	P99Ms float64 `json:"p99Ms"`
 }
 
 // ProcStats are a process's memory and CPU during a scenario.
@@ -271,6 +286,22 @@ func (r *Report) Markdown(w io.Writer) {
 	for _, run := range r.Sizes {
 		for _, res := range run.Scenarios {
 			p("| %s | %d | %s |\n", res.Scenario, res.N, perKey(res.Events))
+		}
+	}
+
+	p("\n### Handoffs: how long addresses went unreported\n\n")
+	p("| scenario | N | handoffs | unreported never | p99 ms (bucket bound) | MetalLB AllocationFailed events/claim |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, run := range r.Sizes {
+		for _, res := range run.Scenarios {
+			if u := res.Unheld; u != nil {
+				failed := 0.0
+				for k, v := range res.Events {
+					if strings.HasSuffix(k, " AllocationFailed") {
+						failed += v
+					}
+				}
+				p("| %s | %d | %.0f | %.1f%% | %.0f | %.3f |\n", res.Scenario, res.N, u.Handoffs, u.Zero*100, u.P99Ms, failed)
+			}
 		}
 	}
 

@@ -128,6 +128,9 @@ func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alph
 	if err != nil {
 		return driver.HoldState{}, err
 	}
+	// A placeholder this process has just deleted may linger in the cache;
+	// it holds nothing any more.
+	phs = slices.DeleteFunc(phs, func(ph *corev1.Service) bool { return b.deleted.recent(ph.UID, time.Now()) })
 	slices.SortFunc(phs, func(x, y *corev1.Service) int { return rank(x, ip) - rank(y, ip) })
 	for _, extra := range phs[min(len(phs), 1):] {
 		if err := b.deletePlaceholder(ctx, extra); err != nil {
@@ -278,6 +281,14 @@ func (d *deletions) begin(uid types.UID, now time.Time) bool {
 	}
 	d.at[uid] = now
 	return true
+}
+
+// recent reports whether this process deleted uid lately.
+func (d *deletions) recent(uid types.UID, now time.Time) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	at, ok := d.at[uid]
+	return ok && now.Sub(at) <= deletionMemory
 }
 
 // forget drops uid after a deletion that failed, so that the next pass tries

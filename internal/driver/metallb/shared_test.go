@@ -29,6 +29,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,6 +50,8 @@ type ipWatcher struct {
 	emptySince map[string]time.Time
 	gaps       map[string][]time.Duration
 	events     int
+	// took counts, per Service, how often it began reporting a watched IP.
+	took map[string]int
 }
 
 func watchIPs(t *testing.T, g Gomega, ips ...string) *ipWatcher {
@@ -58,7 +61,7 @@ func watchIPs(t *testing.T, g Gomega, ips ...string) *ipWatcher {
 	w, err := wc.Watch(ctx, &corev1.ServiceList{})
 	g.Expect(err).NotTo(HaveOccurred())
 	iw := &ipWatcher{reporters: map[string]map[string]bool{}, seen: map[string]bool{},
-		emptySince: map[string]time.Time{}, gaps: map[string][]time.Duration{}}
+		emptySince: map[string]time.Time{}, gaps: map[string][]time.Duration{}, took: map[string]int{}}
 	for _, ip := range ips {
 		iw.reporters[ip] = map[string]bool{}
 	}
@@ -88,6 +91,9 @@ func (w *ipWatcher) observe(typ watch.EventType, svc *corev1.Service, now time.T
 	have := ingressIPsOf(svc)
 	for ip, reps := range w.reporters {
 		if typ != watch.Deleted && slices.Contains(have, ip) {
+			if !reps[key] {
+				w.took[key]++
+			}
 			reps[key] = true
 		} else {
 			delete(reps, key)
@@ -105,6 +111,13 @@ func (w *ipWatcher) observe(typ watch.EventType, svc *corev1.Service, now time.T
 			}
 		}
 	}
+}
+
+// Took says how often the Service ns/name began reporting a watched IP.
+func (w *ipWatcher) Took(ns, name string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.took[ns+"/"+name]
 }
 
 // Gaps returns, per IP, the windows in which nobody reported it, an open one
@@ -310,4 +323,65 @@ func TestACarrierDeletedWhileTheDriverIsDown(t *testing.T) {
 	startDriver(t)
 	heldByPlaceholder(g, addr.Address)
 	g.Eventually(associatedReason(g, addr.Name), timeout, tick).Should(Equal(driver.ReasonNotAssociated))
+}
+
+// contend keeps asking MetalLB for ip with a Service pinned to it by hand
+// (an admin's, which no admission policy stops): it rewrites an annotation
+// of the Service every 20 ms, each write making MetalLB process it again,
+// until stop is closed or 30,000 writes were made.
+func contend(t *testing.T, g Gomega, ns, ip string) (name string, stop func()) {
+	name = "contender"
+	kit.Create(g, b.Service(ns, name, b.PinnedByHand(ip)))
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		for i := 0; i < 30000; i++ {
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{"test/try":"%d"}}}`, i))
+			_ = k8s.Patch(context.Background(), b.Service(ns, name), client.RawPatch(types.MergePatchType, patch))
+		}
+	}()
+	var once sync.Once
+	stop = func() { once.Do(func() { close(done); <-finished }) }
+	t.Cleanup(stop)
+	return name, stop
+}
+
+// handoffs associates and dissociates Service "a" with claim "web" n times
+// each, back to back, and returns how many rounds completed in time.
+func handoffs(g Gomega, ns, ip string, n int, within time.Duration) int {
+	svc := b.Service(ns, "a", b.ForClaim("web"))
+	kit.Create(g, svc)
+	done := 0
+	for i := 0; i < n; i++ {
+		ok := g.Eventually(ingressOf(g, ns, "a"), within, 20*time.Millisecond).Should(Equal([]string{ip}))
+		removeAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim)
+		ok = ok && g.Eventually(holders(g, ip), within, 20*time.Millisecond).Should(ConsistOf(HavePrefix(placeholderNS+"/")))
+		kit.SetAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim, "web")
+		if ok {
+			done++
+		}
+	}
+	return done
+}
+
+// TestAContenderNeverGetsASharedAddress: while a claim's address goes back
+// and forth between its hold and a Service 200 times (100 associations,
+// 100 dissociations), a Service pinned to the same address by hand asks
+// MetalLB for it continuously; it never gets it.
+func TestAContenderNeverGetsASharedAddress(t *testing.T) {
+	startBoth(t)
+	g := NewWithT(t)
+	ns, _, _, addr := claimedAndHeld(t, g)
+	watcher := watchIPs(t, g, addr.Address)
+	contender, stop := contend(t, g, ns, addr.Address)
+	g.Expect(handoffs(g, ns, addr.Address, 100, timeout)).To(Equal(100))
+	stop()
+	g.Expect(watcher.Took(ns, contender)).To(BeZero(), "the contender got the address")
+	g.Expect(watcher.Gaps()[addr.Address]).To(BeEmpty())
+	t.Logf("200 shared handoffs, %d watch events: the contender never got %s", watcher.events, addr.Address)
 }
