@@ -30,17 +30,17 @@ import (
 
 // Reasons of the driver's conditions on an address.
 const (
-	ReasonHeld          = "Held"
-	ReasonHoldPending   = "HoldPending"
-	ReasonReclaiming    = "Reclaiming"
-	ReasonNotHeld       = "NotHeld"
+	ReasonHeld        = "Held"
+	ReasonHoldPending = "HoldPending"
+	ReasonReclaiming  = "Reclaiming"
+	ReasonNotHeld     = "NotHeld"
 	// ReasonSharedHandoff: a workload carries the address, handed over by a
 	// shared handoff (the backend never counted it free).
 	ReasonSharedHandoff = "SharedHandoff"
 	// ReasonGapHandoff: a workload carries the address, handed over by a gap
 	// handoff; the message says why sharing was not possible.
-	ReasonGapHandoff  = "GapHandoff"
-	ReasonHandingOver = "HandingOver"
+	ReasonGapHandoff    = "GapHandoff"
+	ReasonHandingOver   = "HandingOver"
 	ReasonNotAssociated = "NotAssociated"
 	ReasonHeldByOther   = "HeldByAnotherService"
 	ReasonNoConflict    = "NoConflict"

@@ -32,9 +32,9 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
+	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/cluster"
 	"github.com/cozystack/address-controller/test/inprocess"
-	b "github.com/cozystack/address-controller/test/builder"
 )
 
 // dying lets a driver's writes through until, once armed, the n-th write

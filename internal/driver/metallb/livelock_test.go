@@ -65,7 +65,9 @@ func TestARefusedPinWinsOverAPendingClaim(t *testing.T) {
 	kit.Create(g, b.Claim(ns, "y", b.OfClass(name)))
 	y := kit.Claim(g, ns, "y")
 	alloc := "alloc-" + string(y.UID) + "-v4"
-	g.Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: placeholderNS, Name: alloc}, &corev1.Service{}) },
+	g.Eventually(func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: placeholderNS, Name: alloc}, &corev1.Service{})
+	},
 		timeout, tick).Should(Succeed())
 	kit.Create(g, b.Service(ns, "s", b.ForClaim("x")))
 	g.Eventually(func() string { return kit.Service(g, ns, "s").Annotations["metallb.io/loadBalancerIPs"] }, timeout, tick).
