@@ -53,7 +53,7 @@ func TestAConflictDoesNotRestartTheReleaseDelay(t *testing.T) {
 	ns, class := kit.Namespace(t), testkit.Name(t)
 	name := class + "-a"
 	kit.Create(g, b.Class(class, provisioner, b.ReleaseDelay(time.Hour)))
-	releaseAddress(g, ns, class, name, "198.18.11.1")
+	releaseAddress(g, ns, class, name, "198.18.41.1")
 
 	clk.advance(50 * time.Minute)
 	driverSetsPhase(g, name, v1alpha1.AddressConflict, metav1.ConditionTrue, clk.Now())
