@@ -166,8 +166,9 @@ func releasedSince(a *v1alpha1.IPAddress) *metav1.Time {
 }
 
 // releaseDue says whether a Released address returns to Available now under
-// the class's releaseDelay, counted from when it was released, and otherwise how long until it does (zero when
-// only a change to the object can make it due: no delay, or held).
+// the class's releaseDelay, counted from when it was released, and otherwise
+// how long until it does (zero when only a change to the object can make it
+// due: no delay, or held).
 func releaseDue(a *v1alpha1.IPAddress, delay *metav1.Duration, now time.Time) (bool, time.Duration) {
 	if a.Status.Phase != v1alpha1.AddressReleased || delay == nil || a.Held() {
 		return false, 0
