@@ -64,8 +64,9 @@ func TestMalformedInputIsRefusedOrExplained(t *testing.T) {
 	kit.Create(g, b.Service(ns, "front", b.ForClaim("web")))
 	g.Eventually(ingressOf(g, ns, "front"), timeout, tick).Should(Equal([]string{addr.Address}))
 	g.Eventually(func() string {
-		return reasonOf(kit.Address(g, addr.Name).Status.Conditions, v1alpha1.ConditionAssociated)
-	}, timeout, tick).Should(Equal("Carried"))
+		return messageOf(kit.Address(g, addr.Name).Status.Conditions, v1alpha1.ConditionAssociated)
+	}, timeout, tick).Should(HavePrefix("Carried by Service " + ns + "/front"))
+	g.Eventually(holders(g, addr.Address), timeout, tick).Should(Equal([]string{ns + "/front"}), "the hold has let go")
 	static := class + "-static"
 	kit.Create(g, b.Class(static, "static.drivers.local.sdn.cozystack.io"))
 	kit.Create(g, b.Claim(ns, "static-web", b.OfClass(static)))
@@ -145,6 +146,15 @@ func reasonOf(conds []metav1.Condition, typ string) string {
 	for _, c := range conds {
 		if c.Type == typ {
 			return c.Reason
+		}
+	}
+	return ""
+}
+
+func messageOf(conds []metav1.Condition, typ string) string {
+	for _, c := range conds {
+		if c.Type == typ {
+			return c.Message
 		}
 	}
 	return ""
