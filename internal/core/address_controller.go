@@ -184,7 +184,7 @@ func (r *AddressReconciler) finalize(ctx context.Context, a *v1alpha1.IPAddress)
 			return err
 		}
 		if err == nil && claim.UID == ref.UID && claim.DeletionTimestamp == nil {
-			r.Recorder.Eventf(a, claim, corev1.EventTypeWarning, "DeletionBlocked", "Delete",
+			r.Recorder.Eventf(a, claim, corev1.EventTypeWarning, v1alpha1.EventDeletionBlocked, "Delete",
 				"IPAddress %s stays until claim %s, which holds it, is deleted", a.Name, ref.Key())
 			return nil
 		}

@@ -123,6 +123,11 @@ func decideAddress(o addressObservation) addressDecision {
 // driver's fields and conditions are carried over untouched.
 func addressStatus(a *v1alpha1.IPAddress, d addressDecision, now metav1.Time) v1alpha1.IPAddressStatus {
 	st := *a.Status.DeepCopy()
+	releasedSince := now
+	if st.Phase == v1alpha1.AddressReleased && st.LastPhaseTransitionTime != nil {
+		// Released before the Released condition existed: keep its clock.
+		releasedSince = *st.LastPhaseTransitionTime
+	}
 	if st.Phase != d.phase {
 		st.Phase = d.phase
 		st.LastPhaseTransitionTime = &now
@@ -133,20 +138,46 @@ func addressStatus(a *v1alpha1.IPAddress, d addressDecision, now metav1.Time) v1
 		cond.Status = metav1.ConditionTrue
 	}
 	meta.SetStatusCondition(&st.Conditions, cond)
+	setReleased(&st, d, a.Generation, releasedSince)
 	return st
 }
 
+// setReleased keeps the Released condition, whose transition time is the
+// releaseDelay's clock: set when the address becomes Released, kept while a
+// driver-owned phase (Conflict, Lost) comes and goes, removed once the core
+// moves the address on.
+func setReleased(st *v1alpha1.IPAddressStatus, d addressDecision, gen int64, since metav1.Time) {
+	if d.phase != v1alpha1.AddressReleased {
+		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionReleased)
+		return
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: v1alpha1.ConditionReleased, Status: metav1.ConditionTrue,
+		Reason: v1alpha1.ReasonReleased, Message: d.message, ObservedGeneration: gen, LastTransitionTime: since})
+}
+
+// releasedSince is when the address was released: the Released condition's
+// transition time, or, on an address released before that condition
+// existed, the phase's.
+func releasedSince(a *v1alpha1.IPAddress) *metav1.Time {
+	if c := meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReleased); c != nil && c.Status == metav1.ConditionTrue {
+		return &c.LastTransitionTime
+	}
+	return a.Status.LastPhaseTransitionTime
+}
+
 // releaseDue says whether a Released address returns to Available now under
-// the class's releaseDelay, and otherwise how long until it does (zero when
-// only a change to the object can make it due: no delay, or held).
+// the class's releaseDelay, counted from when it was released, and otherwise
+// how long until it does (zero when only a change to the object can make it
+// due: no delay, or held).
 func releaseDue(a *v1alpha1.IPAddress, delay *metav1.Duration, now time.Time) (bool, time.Duration) {
 	if a.Status.Phase != v1alpha1.AddressReleased || delay == nil || a.Held() {
 		return false, 0
 	}
-	if a.Status.LastPhaseTransitionTime == nil {
+	since := releasedSince(a)
+	if since == nil {
 		return false, delay.Duration
 	}
-	left := delay.Duration - now.Sub(a.Status.LastPhaseTransitionTime.Time)
+	left := delay.Duration - now.Sub(since.Time)
 	if left <= 0 {
 		return true, 0
 	}

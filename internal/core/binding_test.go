@@ -23,12 +23,32 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/testkit"
 )
+
+// emitted counts how many times events with reason were emitted about obj,
+// repeats folded into a series included.
+func emitted(g Gomega, obj client.Object, reason string) func() int {
+	return func() int {
+		list := &eventsv1.EventList{}
+		g.Expect(k8s.List(context.Background(), list)).To(Succeed())
+		n := 0
+		for _, e := range list.Items {
+			if e.Regarding.UID == obj.GetUID() && e.Reason == reason {
+				n++
+				if e.Series != nil {
+					n += max(int(e.Series.Count)-1, 1)
+				}
+			}
+		}
+		return n
+	}
+}
 
 func TestStaticAddressesAreMatchedSmallestNameFirst(t *testing.T) {
 	g := NewWithT(t)
@@ -73,6 +93,8 @@ func TestDefaultClass(t *testing.T) {
 		return testkit.Reason(kit.Claim(g, ns, "none").Status.Conditions, v1alpha1.ConditionClassResolved)
 	}, timeout, tick).Should(Equal(v1alpha1.ReasonNoDefaultClass))
 	g.Expect(kit.StateOfClaim(g, ns, "none")()).To(Equal(testkit.ClaimState{Phase: v1alpha1.ClaimPending, Reason: v1alpha1.ReasonWaitingForClass}))
+	g.Eventually(kit.EventsAbout(g, kit.Claim(g, ns, "none"), v1alpha1.ReasonNoDefaultClass), timeout, tick).Should(ConsistOf(
+		ContainSubstring("no IPAddressClass is annotated " + v1alpha1.AnnotationIsDefaultClass)))
 
 	first, second := b.Class(one, provisioner, b.Default()), b.Class(two, provisioner, b.Default())
 	kit.Create(g, first, second)
@@ -84,6 +106,8 @@ func TestDefaultClass(t *testing.T) {
 	g.Eventually(func() string {
 		return testkit.Reason(kit.Claim(g, ns, "two-defaults").Status.Conditions, v1alpha1.ConditionClassResolved)
 	}, timeout, tick).Should(Equal(v1alpha1.ReasonMultipleDefaultClasses))
+	g.Eventually(kit.EventsAbout(g, kit.Claim(g, ns, "two-defaults"), v1alpha1.ReasonMultipleDefaultClasses), timeout, tick).Should(ConsistOf(
+		And(ContainSubstring(one), ContainSubstring(two), ContainSubstring("refuses to guess"))))
 	g.Expect(kit.StateOfClaim(g, ns, "two-defaults")()).To(Equal(testkit.ClaimState{Phase: v1alpha1.ClaimPending, Reason: v1alpha1.ReasonWaitingForClass}))
 
 	// With one default left, the claim resolves to it and keeps it when the
@@ -113,6 +137,12 @@ func TestClassNotFoundUntilTheClassAppears(t *testing.T) {
 	g.Eventually(func() string {
 		return testkit.Reason(kit.Claim(g, ns, "early").Status.Conditions, v1alpha1.ConditionClassResolved)
 	}, timeout, tick).Should(Equal(v1alpha1.ReasonClassNotFound))
+	early := kit.Claim(g, ns, "early")
+	g.Eventually(kit.EventsAbout(g, early, v1alpha1.ReasonClassNotFound), timeout, tick).Should(ConsistOf(
+		"IPAddressClass " + class + " not found"))
+	kit.SetAnnotation(g, early, "test/nudge", "1")
+	g.Consistently(emitted(g, early, v1alpha1.ReasonClassNotFound), 2*time.Second, 100*time.Millisecond).Should(Equal(1),
+		"a lasting problem is reported once")
 
 	kit.Create(g, b.Address(class+"-a", "198.18.3.1", class), b.Class(class, provisioner))
 	g.Eventually(kit.StateOfClaim(g, ns, "early"), timeout, tick).Should(Equal(testkit.ClaimState{

@@ -142,3 +142,30 @@ func lostMessage(missing []v1alpha1.IPFamily, lost map[v1alpha1.IPFamily]*v1alph
 	}
 	return strings.Join(parts, "; ") + "; the claim returns to Bound when its address comes back"
 }
+
+// claimWarning is a Warning event a status change calls for.
+type claimWarning struct {
+	reason, action, note string
+}
+
+// claimWarnings lists the Warning events an admin must see when a claim's
+// status goes from old to st: the claim going Lost, and its class failing to
+// resolve (or failing for another reason than before). A status written again
+// unchanged calls for none, so a lasting problem is reported once.
+func claimWarnings(old, st v1alpha1.IPAddressClaimStatus) []claimWarning {
+	var out []claimWarning
+	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionClassResolved); c != nil && c.Status == metav1.ConditionFalse {
+		prev := meta.FindStatusCondition(old.Conditions, v1alpha1.ConditionClassResolved)
+		if prev == nil || prev.Status != c.Status || prev.Reason != c.Reason || prev.Message != c.Message {
+			out = append(out, claimWarning{reason: c.Reason, action: "ResolveClass", note: c.Message})
+		}
+	}
+	if st.Phase == v1alpha1.ClaimLost && old.Phase != v1alpha1.ClaimLost {
+		note := "Lost"
+		if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionBound); c != nil {
+			note = "Lost: " + c.Message
+		}
+		out = append(out, claimWarning{reason: v1alpha1.EventClaimLost, action: "Bind", note: note})
+	}
+	return out
+}

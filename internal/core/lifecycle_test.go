@@ -120,6 +120,8 @@ func TestLostAddressComesBack(t *testing.T) {
 	kit.Create(g, b.Address(class+"-spare", "198.18.9.2", class))
 	g.Eventually(kit.StateOfAddress(g, class+"-spare"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(Equal(testkit.ClaimState{Phase: v1alpha1.ClaimLost, Reason: v1alpha1.ReasonAddressLost}))
+	g.Eventually(kit.EventsAbout(g, kit.Claim(g, ns, "web"), v1alpha1.EventClaimLost), timeout, tick).Should(ConsistOf(
+		ContainSubstring("the bound IPv4 address is gone")))
 	g.Consistently(kit.StateOfAddress(g, class+"-spare"), 2*time.Second, 100*time.Millisecond).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 
 	kit.Create(g, b.Address(class+"-a", "198.18.9.1", class, b.BoundTo(ns, "web", uid)))

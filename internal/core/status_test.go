@@ -184,6 +184,43 @@ func TestAddressStatusStampsPhaseTransitions(t *testing.T) {
 	g.Expect(again).To(Equal(st), "an unchanged decision changes nothing")
 }
 
+// releasedThenHandedBack is an address released at releasedAt whose phase
+// went through Conflict and came back to Released at back.
+func releasedThenHandedBack(releasedAt, back time.Time) *v1alpha1.IPAddress {
+	a := b.Address("a", "10.0.0.1", "c")
+	a.Status.Phase = v1alpha1.AddressReleased
+	a.Status.LastPhaseTransitionTime = &metav1.Time{Time: back}
+	a.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionReleased, Status: metav1.ConditionTrue,
+		Reason: v1alpha1.ReasonReleased, LastTransitionTime: metav1.Time{Time: releasedAt}}}
+	return a
+}
+
+func TestAddressStatusKeepsTheReleasedClock(t *testing.T) {
+	g := NewWithT(t)
+	released := addressDecision{phase: v1alpha1.AddressReleased, reason: v1alpha1.ReasonReleased, message: "claim ns/web is gone"}
+	a := b.Address("a", "10.0.0.1", "c", b.BoundTo("ns", "web", "uid-1"))
+	a.Status.Phase = v1alpha1.AddressBound
+	a.Status = addressStatus(a, released, t0)
+	g.Expect(meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReleased)).To(And(
+		HaveField("Status", metav1.ConditionTrue), HaveField("LastTransitionTime", t0)))
+
+	// The driver sets Conflict, then hands the phase back as Bound.
+	a.Status.Phase, a.Status.LastPhaseTransitionTime = v1alpha1.AddressBound, &metav1.Time{Time: t0.Add(time.Hour)}
+	later := metav1.NewTime(t0.Add(2 * time.Hour))
+	a.Status = addressStatus(a, released, later)
+	g.Expect(*a.Status.LastPhaseTransitionTime).To(Equal(later))
+	g.Expect(releasedSince(a)).To(HaveValue(Equal(t0)), "the clock runs from the release")
+
+	recycled := addressStatus(a, addressDecision{phase: v1alpha1.AddressAvailable, reason: v1alpha1.ReasonAvailable}, later)
+	g.Expect(meta.FindStatusCondition(recycled.Conditions, v1alpha1.ConditionReleased)).To(BeNil())
+
+	// Released before the condition existed: the phase's time is the clock.
+	old := b.Address("a", "10.0.0.1", "c")
+	old.Status.Phase, old.Status.LastPhaseTransitionTime = v1alpha1.AddressReleased, &t0
+	old.Status = addressStatus(old, released, later)
+	g.Expect(releasedSince(old)).To(HaveValue(Equal(t0)))
+}
+
 func TestReleaseDue(t *testing.T) {
 	released := func(at time.Time, opts ...b.AddressOption) *v1alpha1.IPAddress {
 		a := b.Address("a", "10.0.0.1", "c", opts...)
@@ -207,6 +244,8 @@ func TestReleaseDue(t *testing.T) {
 		{"held pauses the return, not the clock", released(now.Add(-3*time.Hour), b.Held()), delay, false, 0},
 		{"zero delay is due at once", released(now), &metav1.Duration{}, true, 0},
 		{"not Released", b.Address("a", "10.0.0.1", "c"), delay, false, 0},
+		{"a conflict in between keeps the clock", releasedThenHandedBack(now.Add(-70*time.Minute), now.Add(-10*time.Minute)), delay, true, 0},
+		{"counted from the release, not the hand-back", releasedThenHandedBack(now.Add(-50*time.Minute), now.Add(-time.Minute)), delay, false, 10 * time.Minute},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -247,6 +286,41 @@ func TestPreBindingRefusal(t *testing.T) {
 			} else {
 				g.Expect(got).To(ContainSubstring(tc.want))
 			}
+		})
+	}
+}
+
+func TestClaimWarnings(t *testing.T) {
+	resolved := func(status metav1.ConditionStatus, reason, msg string) metav1.Condition {
+		return metav1.Condition{Type: v1alpha1.ConditionClassResolved, Status: status, Reason: reason, Message: msg}
+	}
+	status := func(phase v1alpha1.IPAddressClaimPhase, conds ...metav1.Condition) v1alpha1.IPAddressClaimStatus {
+		return v1alpha1.IPAddressClaimStatus{Phase: phase, Conditions: conds}
+	}
+	notFound := resolved(metav1.ConditionFalse, v1alpha1.ReasonClassNotFound, "IPAddressClass gold not found")
+	lostCond := metav1.Condition{Type: v1alpha1.ConditionBound, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonAddressLost,
+		Message: "the IPv4 address ip-10-0-0-1 (10.0.0.1) is Lost"}
+	cases := []struct {
+		name    string
+		old, st v1alpha1.IPAddressClaimStatus
+		want    []claimWarning
+	}{
+		{"first pass, class not found", status(""), status(v1alpha1.ClaimPending, notFound),
+			[]claimWarning{{v1alpha1.ReasonClassNotFound, "ResolveClass", "IPAddressClass gold not found"}}},
+		{"the same problem again: no event", status(v1alpha1.ClaimPending, notFound), status(v1alpha1.ClaimPending, notFound), nil},
+		{"another problem", status(v1alpha1.ClaimPending, notFound),
+			status(v1alpha1.ClaimPending, resolved(metav1.ConditionFalse, v1alpha1.ReasonMultipleDefaultClasses, "a, b")),
+			[]claimWarning{{v1alpha1.ReasonMultipleDefaultClasses, "ResolveClass", "a, b"}}},
+		{"resolved: no event", status(v1alpha1.ClaimPending, notFound),
+			status(v1alpha1.ClaimPending, resolved(metav1.ConditionTrue, v1alpha1.ReasonResolved, "ok")), nil},
+		{"Bound goes Lost", status(v1alpha1.ClaimBound), status(v1alpha1.ClaimLost, lostCond),
+			[]claimWarning{{v1alpha1.EventClaimLost, "Bind", "Lost: " + lostCond.Message}}},
+		{"still Lost: no event", status(v1alpha1.ClaimLost, lostCond), status(v1alpha1.ClaimLost, lostCond), nil},
+		{"back to Bound: no warning", status(v1alpha1.ClaimLost, lostCond), status(v1alpha1.ClaimBound), nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			NewWithT(t).Expect(claimWarnings(tc.old, tc.st)).To(Equal(tc.want))
 		})
 	}
 }

@@ -44,7 +44,8 @@ import (
 // carry its finalizer, so the backend state goes before the object does.
 type AddressReconciler struct{ *base }
 
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=services,verbs=create;delete,namespace=metallb-iad-system
 
 // Reconcile runs one pass of the driver over an address.
 func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

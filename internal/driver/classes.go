@@ -48,7 +48,7 @@ const (
 // condition and in a Warning event.
 type ClassReconciler struct{ *base }
 
-// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclasses/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclasses/status,verbs=patch
 // +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclasses/finalizers,verbs=update
 
 // Reconcile runs one rendering pass over a class.

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gstruct"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -66,7 +67,14 @@ func TestRenderedObjectsAreAccepted(t *testing.T) {
 	applyChartCRDs(t, k)
 
 	const namespace = "charts-dry-run"
-	g.Expect(k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
+	// The driver's Roles go to the placeholder and MetalLB namespaces: the
+	// defaults, and those the every-option values name. MetalLB's exist
+	// before the chart; a placeholder namespace the chart creates is created
+	// for real first.
+	others := []string{"metallb-system", "metallb", "ipam-placeholders"}
+	for _, ns := range append([]string{namespace}, others[:2]...) {
+		g.Expect(client.IgnoreAlreadyExists(k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
+	}
 
 	for _, chart := range []string{coreChart, driverChart} {
 		for name, args := range renderings(t, chart) {
@@ -74,11 +82,15 @@ func TestRenderedObjectsAreAccepted(t *testing.T) {
 				g := NewWithT(t)
 				objs := render(t, chart, chart, namespace, args...)
 				g.Expect(objs).NotTo(BeEmpty())
+				for _, ns := range ofKind(objs, "Namespace") {
+					g.Expect(client.IgnoreAlreadyExists(k.Create(ctx, ns.DeepCopy()))).To(Succeed(), "the API server accepts Namespace %s", ns.GetName())
+				}
 				for _, obj := range objs {
 					id := obj.GetKind() + " " + obj.GetName()
-					// The manager's ClusterRole is controller-gen output, copied
-					// verbatim: it carries no labels.
-					if !(obj.GetKind() == "ClusterRole" && obj.GetName() == chart+"-manager") {
+					// The manager's ClusterRole and Roles are controller-gen
+					// output, copied verbatim: they carry no labels.
+					generated := (obj.GetKind() == "ClusterRole" || obj.GetKind() == "Role") && obj.GetName() == chart+"-manager"
+					if !generated {
 						for _, l := range standardLabels {
 							g.Expect(obj.GetLabels()).To(HaveKey(l), "%s lacks label %s", id, l)
 						}
@@ -86,10 +98,18 @@ func TestRenderedObjectsAreAccepted(t *testing.T) {
 					gvk := obj.GroupVersionKind()
 					mapping, err := k.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 					g.Expect(err).NotTo(HaveOccurred(), "the API server serves %s", id)
-					if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+					managerRole := (obj.GetKind() == "Role" || obj.GetKind() == "RoleBinding") && chart == driverChart &&
+						obj.GetNamespace() != namespace
+					switch {
+					case mapping.Scope.Name() == meta.RESTScopeNameNamespace && managerRole:
+						g.Expect(obj.GetNamespace()).To(BeElementOf(others), "%s is in the placeholder or MetalLB namespace", id)
+					case mapping.Scope.Name() == meta.RESTScopeNameNamespace:
 						g.Expect(obj.GetNamespace()).To(Equal(namespace), "%s is in the release namespace", id)
-					} else {
+					default:
 						g.Expect(obj.GetNamespace()).To(BeEmpty(), "%s is cluster-scoped", id)
+					}
+					if obj.GetKind() == "Namespace" {
+						continue // created for real above
 					}
 					g.Expect(k.Create(ctx, obj, client.DryRunAll)).To(Succeed(), "the API server accepts %s", id)
 				}
@@ -222,10 +242,18 @@ func TestRenderedManager(t *testing.T) {
 			)), "the manager is bound to the ClusterRole controller-gen writes")
 			g.Expect(bindings).To(HaveKeyWithValue(tc.manager+"-metrics-auth",
 				HaveKeyWithValue("subjects", ConsistOf(subject))))
-			g.Expect(ofKind(objs, "RoleBinding")).To(ConsistOf(HaveField("Object", And(
-				HaveKeyWithValue("metadata", HaveKeyWithValue("namespace", ns)),
-				HaveKeyWithValue("subjects", ConsistOf(subject)),
-			))), "the leader-election Role is bound in the release namespace")
+			roleBindings := map[string]any{}
+			for _, b := range ofKind(objs, "RoleBinding") {
+				g.Expect(b.Object).To(HaveKeyWithValue("subjects", ConsistOf(subject)))
+				roleBindings[b.GetNamespace()+"/"+b.GetName()] = b.Object["roleRef"]
+			}
+			want := gstruct.Keys{ns + "/" + tc.manager + "-leader-election": HaveKeyWithValue("name", tc.manager+"-leader-election")}
+			if tc.chart == driverChart {
+				// The placeholder namespace defaults to the release namespace.
+				want[ns+"/metallb-iad-manager"] = HaveKeyWithValue("name", "metallb-iad-manager")
+				want["metallb-system/metallb-iad-manager"] = HaveKeyWithValue("name", "metallb-iad-manager")
+			}
+			g.Expect(roleBindings).To(gstruct.MatchAllKeys(want), "the leader-election Role is bound in the release namespace, the driver's Roles where they are")
 
 			svcs := ofKind(objs, "Service")
 			g.Expect(svcs).To(HaveLen(1))

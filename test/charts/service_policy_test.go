@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	localv1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver/metallb"
 )
 
 // serviceField is one Service field the metallb-iad policy reserves.
@@ -34,6 +35,8 @@ type serviceField struct {
 	name  string
 	set   func(s *corev1.Service, value string)
 	unset func(s *corev1.Service)
+	// denial is the message refusing a write to the field.
+	denial string
 }
 
 // reservedServiceFields lists every field the policy reserves, in the order
@@ -50,15 +53,22 @@ func reservedServiceFields() []serviceField {
 		localv1alpha1.AnnotationPinnedBy,
 	} {
 		fields = append(fields, serviceField{
-			name:  "annotation " + key,
-			set:   func(s *corev1.Service, v string) { metav1.SetMetaDataAnnotation(&s.ObjectMeta, key, v) },
-			unset: func(s *corev1.Service) { delete(s.Annotations, key) },
+			name:   "annotation " + key,
+			set:    func(s *corev1.Service, v string) { metav1.SetMetaDataAnnotation(&s.ObjectMeta, key, v) },
+			unset:  func(s *corev1.Service) { delete(s.Annotations, key) },
+			denial: reservedMessage("annotation " + key),
 		})
 	}
 	return append(fields, serviceField{
-		name:  "spec.loadBalancerIP",
-		set:   func(s *corev1.Service, v string) { s.Spec.LoadBalancerIP = v },
-		unset: func(s *corev1.Service) { s.Spec.LoadBalancerIP = "" },
+		name:   "label " + metallb.LabelWithdrawn,
+		set:    func(s *corev1.Service, v string) { metav1.SetMetaDataLabel(&s.ObjectMeta, metallb.LabelWithdrawn, v) },
+		unset:  func(s *corev1.Service) { delete(s.Labels, metallb.LabelWithdrawn) },
+		denial: "label " + metallb.LabelWithdrawn + " is reserved to the metallb-iad driver, which sets it on a Service it withdrew a pin from",
+	}, serviceField{
+		name:   "spec.loadBalancerIP",
+		set:    func(s *corev1.Service, v string) { s.Spec.LoadBalancerIP = v },
+		unset:  func(s *corev1.Service) { s.Spec.LoadBalancerIP = "" },
+		denial: reservedMessage("spec.loadBalancerIP"),
 	})
 }
 
@@ -150,7 +160,7 @@ func TestServiceFieldsPolicy(t *testing.T) {
 	g.Eventually(func() error {
 		_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "probe", pin), dryRun)
 		return err
-	}, policyTimeout, policyPoll).Should(MatchError(ContainSubstring(reservedMessage(pin.name))))
+	}, policyTimeout, policyPoll).Should(MatchError(ContainSubstring(pin.denial)))
 	g.Eventually(func() []string {
 		_, err := tenant.cs.CoreV1().Services(reported).Create(ctx, loadBalancer(reported, "probe", pin), dryRun)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -170,7 +180,7 @@ func TestServiceFieldsPolicy(t *testing.T) {
 		t.Run("a tenant creating a Service with "+f.name+" is denied", func(t *testing.T) {
 			g := NewWithT(t)
 			_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "create", f), metav1.CreateOptions{})
-			expectDenied(g, err, reservedMessage(f.name))
+			expectDenied(g, err, f.denial)
 		})
 
 		t.Run("a tenant adding "+f.name+" is denied", func(t *testing.T) {
@@ -178,8 +188,7 @@ func TestServiceFieldsPolicy(t *testing.T) {
 			name := svcName("add", i)
 			_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, name), metav1.CreateOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
-			expectDenied(g, updateService(t, tenant, enforced, name, func(s *corev1.Service) { f.set(s, firstIP) }),
-				reservedMessage(f.name))
+			expectDenied(g, updateService(t, tenant, enforced, name, func(s *corev1.Service) { f.set(s, firstIP) }), f.denial)
 		})
 
 		t.Run("a tenant changing or removing "+f.name+" an admin set is denied", func(t *testing.T) {
@@ -187,9 +196,8 @@ func TestServiceFieldsPolicy(t *testing.T) {
 			name := svcName("change", i)
 			_, err := admin.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, name, f), metav1.CreateOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
-			expectDenied(g, updateService(t, tenant, enforced, name, func(s *corev1.Service) { f.set(s, secondIP) }),
-				reservedMessage(f.name))
-			expectDenied(g, updateService(t, tenant, enforced, name, f.unset), reservedMessage(f.name))
+			expectDenied(g, updateService(t, tenant, enforced, name, func(s *corev1.Service) { f.set(s, secondIP) }), f.denial)
+			expectDenied(g, updateService(t, tenant, enforced, name, f.unset), f.denial)
 		})
 
 		t.Run("[Warn, Audit] admits a tenant writing "+f.name+" with a warning naming it", func(t *testing.T) {
@@ -197,7 +205,7 @@ func TestServiceFieldsPolicy(t *testing.T) {
 			tenant.warnings.take()
 			_, err := tenant.cs.CoreV1().Services(reported).Create(ctx, loadBalancer(reported, svcName("report", i), f), metav1.CreateOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
-			expectWarned(g, tenant.warnings.take(), reservedMessage(f.name))
+			expectWarned(g, tenant.warnings.take(), f.denial)
 		})
 	}
 
@@ -221,6 +229,7 @@ func TestServiceFieldsPolicy(t *testing.T) {
 		g.Expect(s.Annotations).To(HaveKeyWithValue("metallb.io/loadBalancerIPs", firstIP))
 		g.Expect(s.Annotations).To(HaveKeyWithValue(localv1alpha1.AnnotationPinnedBy, firstIP))
 		g.Expect(s.Spec.LoadBalancerIP).To(Equal(firstIP))
+		g.Expect(s.Labels).To(HaveKeyWithValue(metallb.LabelWithdrawn, firstIP))
 	})
 
 	for _, who := range []*actor{ipAdmin, kubeadmAdmin, driver, admin} {

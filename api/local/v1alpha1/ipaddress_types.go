@@ -164,7 +164,8 @@ type IPAddressStatus struct {
 	Phase IPAddressPhase `json:"phase,omitempty"`
 
 	// lastPhaseTransitionTime is when phase last changed. The class's
-	// releaseDelay counts from it.
+	// releaseDelay counts instead from the Released condition, which a
+	// Conflict or Lost phase in between leaves alone.
 	// +optional
 	LastPhaseTransitionTime *metav1.Time `json:"lastPhaseTransitionTime,omitempty"`
 

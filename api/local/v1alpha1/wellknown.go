@@ -141,6 +141,14 @@ const (
 	// Service that is not entitled to the address holds it.
 	ConditionConflict = "Conflict"
 
+	// ConditionReleased on an IPAddress (set by the core) is True while the
+	// address is Released. Its lastTransitionTime is when the address was
+	// released, and the class's releaseDelay counts from it: a Conflict or
+	// Lost phase the driver sets and clears in between moves the phase's
+	// transition time, not this one. The core removes it once the address is
+	// no longer Released.
+	ConditionReleased = "Released"
+
 	// ConditionRendered on an IPAddressClass (set by the driver) says whether
 	// the driver could render the class into backend configuration.
 	ConditionRendered = "Rendered"
@@ -180,8 +188,6 @@ const (
 	ReasonInvalidAddress = "InvalidAddress"
 	// ReasonDuplicate: another, older IPAddress has the same spec.address.
 	ReasonDuplicate = "Duplicate"
-	// ReasonDriverPhase: the driver owns the phase (Conflict or Lost).
-	ReasonDriverPhase = "DriverPhase"
 )
 
 // Event reasons of the drivers.
@@ -194,8 +200,6 @@ const (
 	EventAddressConflict    = "AddressConflict"
 	EventConflictResolved   = "ConflictResolved"
 	EventAddressLost        = "AddressLost"
-	EventInvalidParameters  = "InvalidParameters"
-	EventRendered           = "Rendered"
 	// EventYielded: the backend offered an allocation placeholder an address
 	// the ledger records for someone else; the driver gave it back.
 	EventYielded = "Yielded"
@@ -204,12 +208,17 @@ const (
 	EventAddressContested = "AddressContested"
 )
 
-// Event reasons of the core.
+// Event reasons of the core. A claim whose class cannot be resolved gets a
+// Warning event whose reason is its ClassResolved condition's
+// (ReasonClassNotFound, ReasonNoDefaultClass, ReasonMultipleDefaultClasses).
 const (
 	EventClassInUse          = "ClassInUse"
 	EventPreBindingRefused   = "PreBindingRefused"
 	EventBound               = "Bound"
 	EventReclaimed           = "Reclaimed"
 	EventReleaseDelayExpired = "ReleaseDelayExpired"
-	EventProvisioning        = "ExternalProvisioning"
+	EventDeletionBlocked     = "DeletionBlocked"
+	// EventClaimLost: a Bound claim went Lost (a bound address is gone or
+	// Lost).
+	EventClaimLost = "ClaimLost"
 )

@@ -45,7 +45,7 @@ const (
 // fieldOwner is the server-side apply manager of rendered objects.
 const fieldOwner = "metallb-iad"
 
-// +kubebuilder:rbac:groups=metallb.io,resources=ipaddresspools;l2advertisements;bgpadvertisements,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=metallb.io,resources=ipaddresspools;l2advertisements;bgpadvertisements,verbs=get;list;watch;create;patch;delete,namespace=metallb-system
 
 // RenderClass renders one IPAddressPool and one advertisement for a class,
 // both owned by it. Parameters that do not decode, or ranges that overlap

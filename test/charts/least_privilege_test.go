@@ -1,0 +1,147 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package charts
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// access is one request a manager's identity may or may not make.
+type access struct {
+	verb, group, resource, namespace string
+	allowed                          bool
+}
+
+func (a access) String() string {
+	where := "cluster-wide"
+	if a.namespace != "" {
+		where = "in " + a.namespace
+	}
+	return fmt.Sprintf("%s %s.%s %s", a.verb, a.resource, a.group, where)
+}
+
+// TestManagersHoldOnlyWhatTheyUse installs each chart's RBAC for real, with
+// the placeholder and MetalLB namespaces moved away from their defaults, and
+// asks the API server's authorizer, as each chart's ServiceAccount, what it
+// may do. (The end-to-end suite runs both managers under these identities,
+// which proves the roles sufficient; this proves them no wider.)
+func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
+	c := startCluster(t)
+	g := NewWithT(t)
+	k, err := client.New(c.Config, client.Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	const (
+		coreNS, driverNS = "lp-core", "lp-driver"
+		placeholders     = "lp-placeholders"
+		metallbNS        = "lp-metallb"
+		tenant           = "lp-tenant"
+	)
+	for _, ns := range []string{coreNS, driverNS, metallbNS, tenant} {
+		createNamespace(t, c, ns, nil)
+	}
+	install := func(chart, ns string, args ...string) {
+		for _, obj := range render(t, chart, chart, ns, args...) {
+			switch obj.GetKind() {
+			case "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+				g.Expect(k.Create(t.Context(), obj)).To(Succeed(), "%s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName())
+				// Other tests dry-run the same cluster-wide names.
+				t.Cleanup(func() { _ = k.Delete(context.Background(), obj) })
+			}
+		}
+	}
+	install(coreChart, coreNS)
+	install(driverChart, driverNS, "--set", "placeholderNamespace="+placeholders, "--set", "metallbNamespace="+metallbNS)
+
+	check := func(who *actor, want []access) {
+		for _, a := range want {
+			g.Eventually(func() (bool, error) {
+				r, err := who.cs.AuthorizationV1().SelfSubjectAccessReviews().Create(t.Context(), &authorizationv1.SelfSubjectAccessReview{
+					Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+						Namespace: a.namespace, Verb: a.verb, Group: a.group, Resource: a.resource,
+					}},
+				}, metav1.CreateOptions{})
+				if err != nil {
+					return false, err
+				}
+				return r.Status.Allowed, nil
+			}, 10*time.Second, 100*time.Millisecond).Should(Equal(a.allowed), "%s: %s", who.name, a)
+		}
+	}
+
+	const local, metallb = "local.sdn.cozystack.io", "metallb.io"
+	t.Run("the driver creates and deletes Services only in the placeholder namespace", func(t *testing.T) {
+		driver := serviceAccount(t, c, driverNS, "metallb-iad")
+		check(driver, []access{
+			{"create", "", "services", placeholders, true},
+			{"delete", "", "services", placeholders, true},
+			{"create", "", "services", tenant, false},
+			{"delete", "", "services", tenant, false},
+			{"create", "", "services", driverNS, false},
+			{"update", "", "services", tenant, false},
+			// Association: read every Service, patch a tenant's metadata.
+			{"get", "", "services", tenant, true},
+			{"list", "", "services", "", true},
+			{"watch", "", "services", "", true},
+			{"patch", "", "services", tenant, true},
+		})
+	})
+
+	t.Run("the driver writes MetalLB objects only in the MetalLB namespace", func(t *testing.T) {
+		driver := serviceAccount(t, c, driverNS, "metallb-iad")
+		var want []access
+		for _, res := range []string{"ipaddresspools", "l2advertisements", "bgpadvertisements"} {
+			want = append(want,
+				access{"create", metallb, res, metallbNS, true},
+				access{"patch", metallb, res, metallbNS, true},
+				access{"delete", metallb, res, metallbNS, true},
+				access{"list", metallb, res, metallbNS, true},
+				access{"watch", metallb, res, metallbNS, true},
+				access{"create", metallb, res, tenant, false},
+				access{"delete", metallb, res, placeholders, false},
+				access{"list", metallb, res, "", false},
+			)
+		}
+		check(driver, want)
+	})
+
+	t.Run("the core holds no verb it never uses", func(t *testing.T) {
+		core := serviceAccount(t, c, coreNS, "address-controller")
+		check(core, []access{
+			{"patch", local, "ipaddresses", "", true},
+			{"delete", local, "ipaddresses", "", true},
+			{"patch", local, "ipaddresses/status", "", true},
+			{"patch", local, "ipaddressclaims", tenant, true},
+			{"patch", local, "ipaddressclaims/status", tenant, true},
+			{"patch", local, "ipaddressclasses", "", true},
+			{"create", local, "ipaddresses", "", false},
+			{"update", local, "ipaddresses", "", false},
+			{"update", local, "ipaddressclaims", tenant, false},
+			{"update", local, "ipaddressclasses", "", false},
+			{"update", local, "ipaddressclaims/finalizers", tenant, false},
+			{"get", "", "services", tenant, false},
+		})
+	})
+}
