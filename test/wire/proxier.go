@@ -252,6 +252,11 @@ func (p *proxier) pick(v vip, portName string) (string, bool) {
 				port = *sp.Port
 			}
 		}
+		// A slice of one port serves a Service of one port, whatever the
+		// names say.
+		if port == 0 && len(s.Ports) == 1 && s.Ports[0].Port != nil && len(v.ports) == 1 {
+			port = *s.Ports[0].Port
+		}
 		if port == 0 {
 			continue
 		}
