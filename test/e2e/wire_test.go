@@ -28,6 +28,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/test/e2e/harness"
@@ -246,7 +248,7 @@ spec: {className: wire}
 		Eventually(answer(ctx, bed, y), timeout, tick).Should(Equal(web1.Name))
 	})
 
-	It("leaves an address dark when its class's L2 node selector matches no node", func(ctx SpecContext) {
+	It("leaves an address dark when its class's L2 node selector matches no node, and the class says why", func(ctx SpecContext) {
 		apply(ctx, `
 apiVersion: local.sdn.cozystack.io/v1alpha1
 kind: IPAddressClass
@@ -268,6 +270,13 @@ spec: {className: wire-nowhere}
 		apply(ctx, lbService(wireNamespace, "nowhere", "nowhere"))
 		Eventually(func() []string { return holders(z.String()) }, timeout, tick).Should(Equal([]string{wireNamespace + "/nowhere"}))
 		Consistently(darkness(ctx, bed, z), 2*time.Second, 400*time.Millisecond).Should(Succeed())
+		class := &v1alpha1.IPAddressClass{}
+		Eventually(func(g Gomega) string {
+			g.Expect(kit.Get(ctx, client.ObjectKey{Name: "wire-nowhere"}, class)).To(Succeed())
+			c := meta.FindStatusCondition(class.Status.Conditions, v1alpha1.ConditionRendered)
+			g.Expect(c).NotTo(BeNil())
+			return c.Reason + ": " + c.Message
+		}, timeout, tick).Should(And(HavePrefix("NoNodeSelected: "), ContainSubstring(zoneLabel+"=nowhere")))
 	})
 })
 
