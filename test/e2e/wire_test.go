@@ -173,15 +173,20 @@ spec: {className: wire}
 
 	It("is answered by the node the class's L2 parameters choose, from the interfaces they name", func(ctx SpecContext) {
 		DeferCleanup(func(ctx SpecContext) { setL2(ctx, "wire", `{}`) })
+		zone := func(n *wire.Node) string {
+			return fmt.Sprintf(`"nodeSelectors": [{"matchLabels": {%q: %q}}]`, zoneLabel, n.Labels[zoneLabel])
+		}
 		for _, n := range []*wire.Node{nodeA, nodeB, nodeA} {
-			setL2(ctx, "wire", fmt.Sprintf(`{"nodeSelectors": [{"matchLabels": {%q: %q}}]}`, zoneLabel, n.Labels[zoneLabel]))
+			setL2(ctx, "wire", "{"+zone(n)+"}")
 			Eventually(answerer(bed, x), timeout, tick).Should(Equal([]string{n.Name}))
 			Eventually(answer(ctx, bed, x), timeout, tick).Should(Equal(web2.Name))
 		}
-		setL2(ctx, "wire", `{"interfaces": ["eth9"]}`)
+		// Moving to B, on an interface B lacks: A stops, B cannot start.
+		setL2(ctx, "wire", `{"interfaces": ["eth9"], `+zone(nodeB)+`}`)
 		Eventually(darkness(ctx, bed, x), timeout, tick).Should(Succeed())
-		setL2(ctx, "wire", `{"interfaces": ["`+wire.LinkName+`"]}`)
-		Eventually(answerer(bed, x), timeout, tick).Should(HaveLen(1))
+		Consistently(darkness(ctx, bed, x), time.Second, 400*time.Millisecond).Should(Succeed())
+		setL2(ctx, "wire", `{"interfaces": ["`+wire.LinkName+`"], `+zone(nodeB)+`}`)
+		Eventually(answerer(bed, x), timeout, tick).Should(Equal([]string{nodeB.Name}))
 		Eventually(answer(ctx, bed, x), timeout, tick).Should(Equal(web2.Name))
 	})
 
@@ -349,10 +354,10 @@ func probeRate(ps []wire.Probe) float64 {
 	return float64(len(ps)-1) / ps[len(ps)-1].At.Sub(ps[0].At).Seconds()
 }
 
-// setL2 replaces a class's layer-2 advertisement parameters.
+// setL2 replaces a class's advertisement with a layer-2 one of options l2.
 func setL2(ctx context.Context, class, l2 string) {
 	GinkgoHelper()
-	out, err := kubectl(ctx, "", "patch", "ipaddressclasses.local.sdn.cozystack.io", class, "--type=merge",
-		"-p", `{"spec":{"parameters":{"advertisement":{"l2":`+l2+`}}}}`)
+	out, err := kubectl(ctx, "", "patch", "ipaddressclasses.local.sdn.cozystack.io", class, "--type=json",
+		"-p", `[{"op": "add", "path": "/spec/parameters/advertisement", "value": {"l2": `+l2+`}}]`)
 	Expect(err).NotTo(HaveOccurred(), out)
 }
