@@ -101,7 +101,7 @@ spec: {className: wire}
 		Eventually(func() []string { return holders(x.String()) }, timeout, tick).Should(ConsistOf(HavePrefix(h.PlaceholderNamespace() + "/")))
 		for _, n := range bed.Nodes {
 			Eventually(n.Holds).WithArguments(x).WithTimeout(timeout).WithPolling(tick).Should(BeTrue(),
-				"the proxier binds %s to kube-ipvs0 on %s", x, n.Name)
+				"the proxier binds %s to the loopback of %s", x, n.Name)
 		}
 		Consistently(darkness(ctx, bed, x), 2*time.Second, 400*time.Millisecond).Should(Succeed())
 	})

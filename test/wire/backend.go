@@ -60,7 +60,7 @@ func (b *Bed) StartBackend(name string, node *Node) (*Backend, error) {
 	b.backends = append(b.backends, be)
 	b.mu.Unlock()
 
-	if err := node.ns.ip("addr", "add", netip.PrefixFrom(addr, 32).String(), "dev", podsName); err != nil {
+	if err := node.ns.ip("addr", "add", netip.PrefixFrom(addr, 32).String(), "dev", localLink); err != nil {
 		return nil, err
 	}
 	for _, other := range b.Nodes {

@@ -45,7 +45,7 @@ var (
 	// LoadBalancerRange is where tests take the addresses of their classes:
 	// the client reaches it on-link, through the bridge, so it must ARP.
 	LoadBalancerRange = netip.MustParsePrefix("198.51.100.192/26")
-	// podRange holds the backends' addresses, on the nodes' pods0 dummies.
+	// podRange holds the backends' addresses, on their nodes' loopback.
 	podRange = netip.MustParsePrefix("192.0.2.64/27")
 	// ClientAddress is the client's address on the segment.
 	ClientAddress = netip.MustParseAddr("192.0.2.254")
@@ -56,8 +56,12 @@ const (
 	// LinkName is every member's interface on the bridge; the speakers
 	// announce from it.
 	LinkName = "eth0"
-	ipvsName = "kube-ipvs0"
-	podsName = "pods0"
+	// localLink holds a node's load-balancer and pod addresses: the
+	// loopback, as LVS direct routing does. kube-proxy's IPVS mode uses a
+	// dummy (kube-ipvs0) instead; these machines' kernels may lack the
+	// dummy driver, and lo is the same for what is tested: addresses the
+	// node accepts packets for, and never answers ARP for on LinkName.
+	localLink = "lo"
 )
 
 // NodeOptions describe one node namespace.

@@ -24,7 +24,8 @@ limitations under the License.
 // address on another interface (arp_ignore=1, arp_announce=2); and a
 // "client" namespace whose only routes lead onto the bridge. A small proxier
 // does what kube-proxy's IPVS mode does on each node: it binds every
-// load-balancer address to a dummy interface (kube-ipvs0) and forwards
+// load-balancer address to the node's loopback (where IPVS mode uses the
+// dummy kube-ipvs0) and forwards
 // connections to a ready endpoint of the Service; backends are HTTP servers
 // on "pod" addresses inside the node namespaces, and the tests write their
 // EndpointSlices (there is no kubelet). The client learns where an address

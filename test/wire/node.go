@@ -75,7 +75,7 @@ func (b *Bed) addNode(ctx context.Context, i int, o NodeOptions) (*Node, error) 
 		return nil, err
 	}
 	// The kernel answers ARP only for addresses of the interface the request
-	// came in on (never for kube-ipvs0's), and never announces them as a
+	// came in on (never for the loopback's), and never announces them as a
 	// source: every answer for a load-balancer address comes from a speaker.
 	if err := n.ns.sysctl(
 		"net.ipv4.conf.all.arp_ignore=1", "net.ipv4.conf.default.arp_ignore=1",
@@ -85,14 +85,6 @@ func (b *Bed) addNode(ctx context.Context, i int, o NodeOptions) (*Node, error) 
 	}
 	if err := b.plug(n.ns, fmt.Sprintf("p%d", i), n.MAC, n.Address); err != nil {
 		return n, err
-	}
-	for _, dummy := range []string{ipvsName, podsName} {
-		if err := n.ns.ip("link", "add", dummy, "type", "dummy"); err != nil {
-			return n, err
-		}
-		if err := n.ns.ip("link", "set", dummy, "up"); err != nil {
-			return n, err
-		}
 	}
 	if err := n.startAPIProxy(); err != nil {
 		return n, err

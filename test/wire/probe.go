@@ -107,7 +107,7 @@ func (b *Bed) nodeByMAC(mac net.HardwareAddr) *Node {
 // ForgetNeighbours empties the client's ARP cache, as if it had just
 // arrived: its next packet to an address asks again who holds it.
 func (b *Bed) ForgetNeighbours() error {
-	return b.client.ip("neigh", "flush", "dev", LinkName)
+	return b.client.ip("neigh", "flush", "dev", LinkName, "nud", "all")
 }
 
 // Probe is one request of a series.
@@ -182,7 +182,8 @@ func (b *Bed) ProbeSeries(ctx context.Context, addr netip.Addr, opts ProbeOption
 	done := 0
 	stopping := false
 	start()
-	for inFlight > 0 {
+	ended := ctx.Done()
+	for inFlight > 0 || !stopping {
 		select {
 		case r := <-results:
 			inFlight--
@@ -194,11 +195,15 @@ func (b *Bed) ProbeSeries(ctx context.Context, addr netip.Addr, opts ProbeOption
 				stopping = true
 			}
 		case <-tick.C:
-			if !stopping && ctx.Err() == nil && len(probes) < MaxProbes {
+			switch {
+			case stopping:
+			case ctx.Err() != nil || len(probes) >= MaxProbes:
+				stopping = true
+			default:
 				start()
 			}
-		case <-ctx.Done():
-			stopping = true
+		case <-ended:
+			stopping, ended = true, nil
 		}
 	}
 	return probes

@@ -36,7 +36,7 @@ import (
 
 // proxier does on every node what kube-proxy's IPVS mode does for
 // load-balancer addresses: every address a LoadBalancer Service reports is
-// bound to the dummy interface kube-ipvs0 (so the node's kernel accepts
+// bound to the node's loopback (IPVS mode's kube-ipvs0; so the kernel accepts
 // packets for it, and, with arp_ignore=1, never answers ARP for it), and a
 // connection to it is handed to a ready endpoint of that Service, or refused
 // when there is none. It forwards in user space, through the node's own
@@ -51,7 +51,7 @@ type proxier struct {
 	picks    atomic.Uint64
 
 	mu        sync.Mutex
-	vips      map[netip.Addr]vip // what kube-ipvs0 holds on every node
+	vips      map[netip.Addr]vip // what the loopback holds on every node
 	listeners map[int32][]net.Listener
 }
 
@@ -125,7 +125,7 @@ func (p *proxier) run() {
 	}
 }
 
-// sync makes every node's kube-ipvs0 hold exactly the addresses Services
+// sync makes every node's loopback hold exactly the addresses Services
 // report, and listens on every Service port.
 func (p *proxier) sync() error {
 	want := map[netip.Addr]vip{}
@@ -151,7 +151,7 @@ func (p *proxier) sync() error {
 	for a, v := range want {
 		if _, ok := p.vips[a]; !ok {
 			for _, n := range p.bed.Nodes {
-				if err := n.ns.ip("addr", "replace", netip.PrefixFrom(a, 32).String(), "dev", ipvsName); err != nil {
+				if err := n.ns.ip("addr", "replace", netip.PrefixFrom(a, 32).String(), "dev", localLink); err != nil {
 					return err
 				}
 			}
@@ -168,7 +168,7 @@ func (p *proxier) sync() error {
 			continue
 		}
 		for _, n := range p.bed.Nodes {
-			if err := n.ns.ip("addr", "del", netip.PrefixFrom(a, 32).String(), "dev", ipvsName); err != nil {
+			if err := n.ns.ip("addr", "del", netip.PrefixFrom(a, 32).String(), "dev", localLink); err != nil {
 				return err
 			}
 		}
@@ -275,12 +275,12 @@ func (p *proxier) pick(v vip, portName string) (string, bool) {
 	return ready[p.picks.Add(1)%uint64(len(ready))], true
 }
 
-// Holds reports whether the node's kube-ipvs0 holds addr, as read from the
+// Holds reports whether the node's loopback holds addr, as read from the
 // kernel.
 func (n *Node) Holds(addr netip.Addr) (bool, error) {
 	held := false
 	err := n.ns.do(func() error {
-		ifi, err := net.InterfaceByName(ipvsName)
+		ifi, err := net.InterfaceByName(localLink)
 		if err != nil {
 			return err
 		}
