@@ -152,6 +152,9 @@ func (b *Bed) ProbeSeries(ctx context.Context, addr netip.Addr, opts ProbeOption
 	if opts.Duration <= 0 || opts.Duration > MaxProbeDuration {
 		opts.Duration = MaxProbeDuration
 	}
+	// The series' deadline stops new probes; a probe in flight runs to its
+	// own timeout, so the last ones are not cut short.
+	probeCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, opts.Duration)
 	defer cancel()
 	type result struct {
@@ -171,7 +174,7 @@ func (b *Bed) ProbeSeries(ctx context.Context, addr netip.Addr, opts ProbeOption
 		finished = append(finished, false)
 		inFlight++
 		go func() {
-			body, err := b.Get(ctx, addr, opts.Timeout)
+			body, err := b.Get(probeCtx, addr, opts.Timeout)
 			if err == nil && body == "" {
 				err = errors.New("empty answer")
 			}
