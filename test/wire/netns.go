@@ -18,6 +18,7 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -50,18 +51,36 @@ func addNetns(name string) (*netns, error) {
 
 // do runs fn on a thread that has entered the namespace. Sockets fn opens
 // belong to the namespace for their whole life, whichever thread uses them
-// later. The thread is never handed back to the runtime: it exits with the
-// goroutine, so no other goroutine ever runs inside the namespace by
-// accident.
+// later. The thread goes back to the host's namespace before the runtime
+// may use it again. It must not end instead: children the test process
+// starts (the cluster's processes, the speakers) get SIGKILL when the thread
+// that forked them exits (Pdeathsig), so a thread is let go only if it
+// cannot return.
 func (n *netns) do(fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
+		host, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- err
+			return
+		}
+		defer func() { _ = host.Close() }()
 		if err := unix.Setns(int(n.file.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
 			errc <- fmt.Errorf("entering network namespace %s: %w", n.name, err)
 			return
 		}
-		errc <- fn()
+		err = fn()
+		if rerr := unix.Setns(int(host.Fd()), unix.CLONE_NEWNET); rerr != nil {
+			// Still inside: stay locked, so the thread ends with this
+			// goroutine rather than serve another.
+			errc <- errors.Join(err, fmt.Errorf("leaving network namespace %s: %w", n.name, rerr))
+			return
+		}
+		runtime.UnlockOSThread()
+		errc <- err
 	}()
 	return <-errc
 }
