@@ -180,6 +180,10 @@ func (r *Report) Markdown(w io.Writer) {
 		"core --claim-concurrency=%d --address-concurrency=%d; driver --concurrency=%d\n\n",
 		s.Workers, s.QPS, s.Burst, s.ClaimConcurrency, s.AddressConcurrency, s.DriverConcurrency)
 
+	if len(r.Sizes) == 0 {
+		r.wireMarkdown(p)
+		return
+	}
 	p("### Ceiling: create + status-update of a trivial custom object\n\n")
 	p("| N | objects | seconds | writes/s | API server CPU ms/write |\n|---:|---:|---:|---:|---:|\n")
 	for _, run := range r.Sizes {
