@@ -72,7 +72,8 @@ func (d *demo) onTheWire(ctx context.Context, local *harness.Local, x string) (s
 		stop()
 		return nil, fmt.Errorf("no answer from %s within a minute: %v", x, last.Err)
 	}
-	fmt.Printf("\n$ ip netns exec %s curl http://%s/\n    %s\n", bed.ClientNetns(), x, last.Body)
+	fmt.Printf("\n    GET http://%s/ from the client namespace (what `ip netns exec %s curl http://%s/` does):\n    %s\n",
+		x, bed.ClientNetns(), x, last.Body)
 	nodes, _ := bed.WhoHas(addr, 300*time.Millisecond)
 	for _, n := range nodes {
 		fmt.Printf("    The speaker on %s answered ARP for %s with %s.\n", n.Name, x, n.MAC)

@@ -186,10 +186,12 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	}
 	for i, o := range opts.Nodes {
 		n, err := b.addNode(ctx, i, o)
+		if n != nil {
+			b.Nodes = append(b.Nodes, n) // so that Close removes what it built
+		}
 		if err != nil {
 			return b, err
 		}
-		b.Nodes = append(b.Nodes, n)
 	}
 	if b.proxier, err = startProxier(b); err != nil {
 		return b, err
@@ -283,6 +285,9 @@ func (b *Bed) Close() error {
 	ctx := context.Background()
 	for _, n := range b.Nodes {
 		n.closeAPIProxy()
+		if n.ns == nil {
+			continue
+		}
 		errs = append(errs, ignoreNotFound(b.cs.CoreV1().Pods(cluster.MetalLBNamespace).Delete(ctx, n.speakerPod(), metav1.DeleteOptions{})))
 		errs = append(errs, ignoreNotFound(b.cs.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})))
 	}
@@ -299,7 +304,9 @@ func (b *Bed) Close() error {
 func (b *Bed) nodeNetns() []*netns {
 	var out []*netns
 	for _, n := range b.Nodes {
-		out = append(out, n.ns)
+		if n.ns != nil {
+			out = append(out, n.ns)
+		}
 	}
 	return out
 }
@@ -321,7 +328,8 @@ func ignoreNotFound(err error) error {
 	return err
 }
 
-// node registers a Node object; the speaker reads its labels.
+// nodeObject is the Node a node namespace registers; the speakers read its
+// labels.
 func nodeObject(o NodeOptions, addr netip.Addr) *corev1.Node {
 	labels := map[string]string{corev1.LabelHostname: o.Name}
 	for k, v := range o.Labels {

@@ -72,7 +72,7 @@ func (b *Bed) addNode(ctx context.Context, i int, o NodeOptions) (*Node, error) 
 	}
 	var err error
 	if n.ns, err = b.addNetns(fmt.Sprintf("n%d", i)); err != nil {
-		return nil, err
+		return n, err
 	}
 	// The kernel answers ARP only for addresses of the interface the request
 	// came in on (never for the loopback's), and never announces them as a
