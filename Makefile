@@ -302,9 +302,12 @@ $(LOCALBIN)/etcd-$(ETCD_VERSION):
 	$(call build-tool,$@,etcd,go.etcd.io/etcd/server/v3)
 
 .PHONY: metallb
-metallb: $(METALLB_ASSETS)/controller $(METALLB_ASSETS)/crds ## Build the MetalLB controller and copy its CRDs locally if necessary.
+metallb: $(METALLB_ASSETS)/controller $(METALLB_ASSETS)/speaker $(METALLB_ASSETS)/crds ## Build the MetalLB controller and speaker and copy the CRDs locally if necessary.
 $(METALLB_ASSETS)/controller:
 	$(call build-tool,$@,metallb,go.universe.tf/metallb/controller)
+# The speaker answers ARP for the wire test bed (test/wire).
+$(METALLB_ASSETS)/speaker:
+	$(call build-tool,$@,metallb,go.universe.tf/metallb/speaker)
 $(METALLB_ASSETS)/crds:
 	@mkdir -p "$@.partial"
 	cp "$$(cd "$(TOOLS_DIR)/metallb" && go list -m -f '{{.Dir}}' go.universe.tf/metallb)"/config/crd/bases/*.yaml "$@.partial/"

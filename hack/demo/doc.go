@@ -17,7 +17,10 @@ limitations under the License.
 // Command demo is `make demo`: it starts a local control plane with the
 // MetalLB controller, installs both charts, runs both managers under their
 // charts' ServiceAccounts, and walks a newcomer through the flagship flow,
-// printing every step. Then it leaves the cluster running until Ctrl-C.
+// printing every step. As root it ends with a real request on the wire (see
+// test/wire): a client namespace finds the address by ARP, answered by the
+// MetalLB speaker of a node namespace, and gets a page from Service B's
+// backend. Then it leaves the cluster running until Ctrl-C.
 // `demo -down` stops a running demo from another terminal.
 //
 // It drives the system only through the API and kubectl, as a newcomer would;

@@ -81,9 +81,15 @@ func run(state string) error {
 		_ = os.WriteFile(kubeconfig, raw, 0o600)
 	}
 	d := &demo{h: h, kubeconfig: kubeconfig}
-	if err := d.flagship(ctx); err != nil {
+	x, err := d.flagship(ctx)
+	if err != nil {
 		return err
 	}
+	stopWire, err := d.onTheWire(ctx, h, x)
+	if err != nil {
+		return err
+	}
+	defer stopWire()
 
 	fmt.Printf(`
 The cluster keeps running. In another terminal:
@@ -105,7 +111,7 @@ type demo struct {
 // flagship walks the flagship flow: a claim gets an address that a
 // placeholder holds; Service A carries it; deleting A returns it to the
 // hold; Service B gets the same address.
-func (d *demo) flagship(ctx context.Context) error {
+func (d *demo) flagship(ctx context.Context) (string, error) {
 	step("An admin creates a class served by the MetalLB driver, and makes it the default")
 	if err := d.apply(ctx, `apiVersion: local.sdn.cozystack.io/v1alpha1
 kind: IPAddressClass
@@ -120,11 +126,11 @@ spec:
     addresses: ["203.0.113.0/24"]
     avoidBuggyIPs: true
 `); err != nil {
-		return err
+		return "", err
 	}
 	if _, err := d.waitFor(ctx, "the driver to render the class into MetalLB's configuration", "get",
 		"ipaddressclasses.local.sdn.cozystack.io", "public", "-o", `jsonpath={.status.conditions[?(@.type=="Rendered")].status}`); err != nil {
-		return err
+		return "", err
 	}
 	d.show(ctx, "get", "ipaddressclasses.local.sdn.cozystack.io")
 	d.show(ctx, "-n", "metallb-system", "get", "ipaddresspools,l2advertisements")
@@ -139,11 +145,11 @@ kind: IPAddressClaim
 metadata: {name: web, namespace: demo}
 spec: {}
 `); err != nil {
-		return err
+		return "", err
 	}
 	x, err := d.waitFor(ctx, "the claim to be Bound", "-n", "demo", "get", "ipaddressclaim", "web", "-o", "jsonpath={.status.addresses[0].address}")
 	if err != nil {
-		return err
+		return "", err
 	}
 	d.show(ctx, "-n", "demo", "get", "ipaddressclaims.local.sdn.cozystack.io")
 	d.show(ctx, "get", "ipaddresses.local.sdn.cozystack.io")
@@ -152,10 +158,10 @@ spec: {}
 
 	step("Service A names the claim and gets " + x)
 	if err := d.apply(ctx, service("a")); err != nil {
-		return err
+		return "", err
 	}
 	if _, err := d.waitFor(ctx, "Service A to carry "+x, "-n", "demo", "get", "service", "a", "-o", "jsonpath={.status.loadBalancer.ingress[0].ip}"); err != nil {
-		return err
+		return "", err
 	}
 	d.show(ctx, "-n", "demo", "get", "services")
 	d.show(ctx, "get", "ipaddresses.local.sdn.cozystack.io")
@@ -164,25 +170,25 @@ spec: {}
 	d.show(ctx, "-n", "demo", "delete", "service", "a")
 	if _, err := d.waitFor(ctx, "the hold to return", "-n", d.h.PlaceholderNamespace(), "get", "services",
 		"-l", "local.sdn.cozystack.io/placeholder=hold", "-o", "jsonpath={.items[*].status.loadBalancer.ingress[*].ip}"); err != nil {
-		return err
+		return "", err
 	}
 	d.show(ctx, "-n", "demo", "get", "ipaddressclaims.local.sdn.cozystack.io")
 	d.show(ctx, "get", "ipaddresses.local.sdn.cozystack.io")
 
 	step("Service B names the same claim")
 	if err := d.apply(ctx, service("b")); err != nil {
-		return err
+		return "", err
 	}
 	got, err := d.waitFor(ctx, "Service B to carry an address", "-n", "demo", "get", "service", "b", "-o", "jsonpath={.status.loadBalancer.ingress[0].ip}")
 	if err != nil {
-		return err
+		return "", err
 	}
 	d.show(ctx, "-n", "demo", "get", "services")
 	if got != x {
-		return fmt.Errorf("service B got %s, not %s", got, x)
+		return "", fmt.Errorf("service B got %s, not %s", got, x)
 	}
 	fmt.Printf("\n    The same address, %s, came back on Service B.\n", x)
-	return nil
+	return x, nil
 }
 
 func service(name string) string {

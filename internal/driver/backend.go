@@ -159,6 +159,10 @@ type RenderResult struct {
 	Problem string
 	// Reason names the kind of problem, for the class's condition.
 	Reason string
+	// Unusable says why what was rendered cannot serve the class's addresses
+	// (no node would announce them), reported on the class with
+	// UnusableReason; the rendering stands.
+	Unusable, UnusableReason string
 	// Outside lists kept addresses outside the class's ranges.
 	Outside []netip.Addr
 	// Capacity is how many addresses the class's ranges offer.

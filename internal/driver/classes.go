@@ -79,6 +79,8 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	switch {
 	case res.Problem != "":
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, res.Reason, res.Problem
+	case res.Unusable != "":
+		cond.Reason, cond.Message = res.UnusableReason, "Rendered, but "+res.Unusable
 	case len(res.Outside) > 0:
 		cond.Reason = ReasonOutsideRange
 		cond.Message = fmt.Sprintf("Rendered; addresses still in use outside the class's ranges are kept: %s", joinAddrs(res.Outside))
@@ -93,6 +95,9 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	if res.Problem != "" && (prev == nil || prev.Message != res.Problem) {
 		r.recorder.Eventf(class, nil, corev1.EventTypeWarning, res.Reason, "Render", "Nothing rendered: %s", res.Problem)
+	}
+	if res.Unusable != "" && (prev == nil || prev.Message != cond.Message) {
+		r.recorder.Eventf(class, nil, corev1.EventTypeWarning, res.UnusableReason, "Render", "%s", cond.Message)
 	}
 	return ctrl.Result{}, nil
 }

@@ -56,6 +56,9 @@ type Config struct {
 	// Pprof serves each manager's pprof handlers on a local port (logged),
 	// for profiling a run by hand.
 	Pprof bool
+	// WireRebuilds is how many rebuilds the wire scenario measures (letter
+	// "w"; it needs root); 0 skips it.
+	WireRebuilds int
 	// Settle is how long to wait after convergence before reading the
 	// counters, so that trailing writes of a scenario count as its own.
 	Settle time.Duration
@@ -102,6 +105,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer e.stop()
 	report.Settings.CoreArgs, report.Settings.DriverArgs = redact(e.coreArgs), redact(e.driverArgs)
+
+	// The wire scenario runs first, on an empty cluster: the speaker
+	// caches every Service, and the sizes leave thousands behind.
+	if cfg.WireRebuilds > 0 && (len(cfg.Scenarios) == 0 || slices.Contains(cfg.Scenarios, "w")) {
+		report.Wire = e.wireScenario(ctx, cfg.WireRebuilds)
+	}
+	if len(cfg.Scenarios) > 0 && !slices.ContainsFunc(cfg.Scenarios, func(s string) bool { return s != "w" }) {
+		return report, nil
+	}
 
 	largest := 0
 	for _, n := range cfg.Sizes {

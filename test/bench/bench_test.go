@@ -30,7 +30,7 @@ func TestBenchSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cfg := Config{Sizes: []int{50}, Workers: 16, QPS: -1, ClaimConcurrency: 4, AddressConcurrency: 4, DriverConcurrency: 4,
-		Unrelated: 50, Settle: time.Second, Log: t.Logf}
+		Unrelated: 50, Settle: time.Second, WireRebuilds: 3, Log: t.Logf}
 	report, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +39,11 @@ func TestBenchSmoke(t *testing.T) {
 	report.Markdown(&md)
 	t.Log("\n" + md.String())
 
+	if w := report.Wire; w == nil || w.Skipped != "" || w.Error != "" {
+		t.Errorf("wire scenario: %+v, want it run without error", w)
+	} else if w.FirstAnswerMs.N != 4 || w.OutageMs.N != 3 || w.Unrecovered != 0 || w.FirstAnswerMs.P50 <= 0 || w.ProbesPerSec < 50 {
+		t.Errorf("wire scenario: %+v, want 4 first answers, 3 recovered outages, at 50 probes/s or more", w)
+	}
 	if len(report.Sizes) != 1 {
 		t.Fatalf("measured %d sizes, want 1", len(report.Sizes))
 	}

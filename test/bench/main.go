@@ -56,9 +56,11 @@ func main() {
 		"Plain ClusterIP Services created in another namespace before the largest size; "+
 			"negative means as many as the largest size.")
 	scenarios := flag.String("scenarios", "",
-		"Comma-separated scenario letters (a static, b MetalLB, c association, d teardown); c and d need b. Empty runs all.")
+		"Comma-separated scenario letters (a static, b MetalLB, c association, d teardown, w wire); c and d need b. Empty runs all.")
 	handoffs := flag.String("handoff", "auto",
 		"Comma-separated --handoff modes of the driver (auto, gap); the MetalLB path, association and teardown run once per mode.")
+	flag.IntVar(&cfg.WireRebuilds, "wire-rebuilds", 100,
+		"Rebuilds the wire scenario measures (it needs root and ip; 0 skips it).")
 	flag.BoolVar(&cfg.Pprof, "pprof", false, "Serve each manager's pprof handlers on a local port, logged at start.")
 	flag.DurationVar(&cfg.Settle, "settle", 2*time.Second,
 		"Wait after each scenario converges before reading the counters.")

@@ -29,6 +29,8 @@ type Report struct {
 	Machine  Machine  `json:"machine"`
 	Settings Settings `json:"settings"`
 	Sizes    []Size   `json:"sizes"`
+	// Wire is the wire scenario, when it was asked for.
+	Wire *Wire `json:"wire,omitempty"`
 }
 
 // Machine is what the run ran on.
@@ -178,6 +180,10 @@ func (r *Report) Markdown(w io.Writer) {
 		"core --claim-concurrency=%d --address-concurrency=%d; driver --concurrency=%d\n\n",
 		s.Workers, s.QPS, s.Burst, s.ClaimConcurrency, s.AddressConcurrency, s.DriverConcurrency)
 
+	if len(r.Sizes) == 0 {
+		r.wireMarkdown(p)
+		return
+	}
 	p("### Ceiling: create + status-update of a trivial custom object\n\n")
 	p("| N | objects | seconds | writes/s | API server CPU ms/write |\n|---:|---:|---:|---:|---:|\n")
 	for _, run := range r.Sizes {
@@ -314,6 +320,35 @@ func (r *Report) Markdown(w io.Writer) {
 			}
 		}
 	}
+	r.wireMarkdown(p)
+}
+
+// wireMarkdown reports the wire scenario.
+func (r *Report) wireMarkdown(p func(format string, args ...any)) {
+	w := r.Wire
+	if w == nil {
+		return
+	}
+	p("\n### Wire: a client on the bridge, probing at 100 Hz (%d rebuilds)\n\n", w.Rebuilds)
+	if w.Skipped != "" {
+		p("Skipped: %s.\n", w.Skipped)
+		return
+	}
+	if w.Error != "" {
+		p("Failed: %s.\n\n", w.Error)
+	}
+	p("| measure | samples | p50 | p90 | p99 | max |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, row := range []struct {
+		name string
+		v    Percentiles
+	}{
+		{"time from Service creation to first answer, ms", w.FirstAnswerMs},
+		{"rebuild outage, ms", w.OutageMs},
+		{"rebuild outage, failed probes", w.FailedProbes},
+	} {
+		p("| %s | %d | %.0f | %.0f | %.0f | %.0f |\n", row.name, row.v.N, row.v.P50, row.v.P90, row.v.P99, row.v.Max)
+	}
+	p("\n%.0f probes/s achieved; %d rebuilds not recovered; %.0f s in all.\n", w.ProbesPerSec, w.Unrecovered, w.ScenarioWallS)
 }
 
 // perKey lists a per-claim breakdown in key order, leaving out what rounds

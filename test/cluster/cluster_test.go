@@ -145,7 +145,8 @@ func TestClusterSmoke(t *testing.T) {
 const envKillChild = "CLUSTER_TEST_KILL_CHILD"
 
 // TestNoProcessOutlivesAKilledTest kills a process that runs a cluster, with
-// SIGKILL, and checks that nothing the cluster started survives it.
+// SIGKILL, and checks that nothing the cluster started survives it: no
+// process, not its folder, and (as root) no network namespace it watched.
 func TestNoProcessOutlivesAKilledTest(t *testing.T) {
 	if os.Getenv(envKillChild) == "1" {
 		c, err := Start(Options{})
@@ -153,7 +154,17 @@ func TestNoProcessOutlivesAKilledTest(t *testing.T) {
 			fmt.Println("ERROR", err)
 			os.Exit(1)
 		}
-		fmt.Println("DIR", c.Dir)
+		// As root, a network namespace too (the wire test bed's kind).
+		netns := "-"
+		if os.Getuid() == 0 {
+			netns = "wdtest-" + strconv.Itoa(os.Getpid())
+			c.WatchNetns(netns)
+			if out, err := exec.Command("ip", "netns", "add", netns).CombinedOutput(); err != nil {
+				fmt.Println("ERROR", err, string(out))
+				os.Exit(1)
+			}
+		}
+		fmt.Println("DIR", c.Dir, netns)
 		time.Sleep(10 * time.Minute)
 		return
 	}
@@ -171,7 +182,9 @@ func TestNoProcessOutlivesAKilledTest(t *testing.T) {
 		line += string(buf[:n])
 	}
 	g.Expect(line).To(HavePrefix("DIR "))
-	dir := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(line, "\n", 2)[0], "DIR "))
+	fields := strings.Fields(strings.SplitN(line, "\n", 2)[0])
+	g.Expect(fields).To(HaveLen(3), "DIR <folder> <network namespace or ->")
+	dir, netns := fields[1], fields[2]
 	descendants := descendantsOf(cmd.Process.Pid)
 	g.Expect(len(descendants)).To(BeNumerically(">=", 4), "etcd, kube-apiserver, kube-controller-manager and MetalLB run")
 
@@ -190,6 +203,12 @@ func TestNoProcessOutlivesAKilledTest(t *testing.T) {
 		_, err := os.Stat(dir)
 		return os.IsNotExist(err)
 	}, 30*time.Second, 200*time.Millisecond).Should(BeTrue(), "the cluster folder %s is removed", dir)
+	if netns != "-" {
+		g.Eventually(func() bool {
+			_, err := os.Stat(filepath.Join("/run/netns", netns))
+			return os.IsNotExist(err)
+		}, 30*time.Second, 200*time.Millisecond).Should(BeTrue(), "the network namespace %s is deleted", netns)
+	}
 }
 
 // descendantsOf lists the processes below pid.

@@ -132,6 +132,12 @@ func (c *Cluster) StartProcess(name, path string, args ...string) (*Process, err
 	return &Process{p: p}, nil
 }
 
+// WatchNetns has the cluster's watchdog delete the network namespace name
+// (made with `ip netns add`) if the test process dies before deleting it;
+// UnwatchNetns withdraws that once the test deleted it itself.
+func (c *Cluster) WatchNetns(name string)   { c.watchdog.watchNetns(name) }
+func (c *Cluster) UnwatchNetns(name string) { c.watchdog.unwatchNetns(name) }
+
 // Stop sends SIGTERM and waits for the process to exit, killing it after ten
 // seconds.
 func (p *Process) Stop() error { return p.p.stop() }

@@ -24,20 +24,25 @@ import (
 	"syscall"
 )
 
-// watchdogScript collects process-group ids and folders on its stdin until
-// the pipe closes, which happens when the process that started it dies, by any
-// signal or exit. It then kills every group and removes every folder. A
-// "forget" line clears what it collected, after an orderly stop.
+// watchdogScript collects process-group ids, folders and network namespaces
+// on its stdin until the pipe closes, which happens when the process that
+// started it dies, by any signal or exit. It then kills every group, removes
+// every folder and deletes every network namespace. A "forget" line clears
+// what it collected, after an orderly stop; "unnetns" forgets one namespace
+// its owner deleted itself.
 const watchdogScript = `
-groups=""; dirs=""
+groups=""; dirs=""; nets=""
 while read -r verb arg; do
   case "$verb" in
     group) groups="$groups $arg" ;;
     dir) dirs="$dirs $arg" ;;
-    forget) groups=""; dirs="" ;;
+    netns) nets="$nets $arg" ;;
+    unnetns) nets=$(printf '%s\n' $nets | grep -vx -- "$arg" | tr '\n' ' ') ;;
+    forget) groups=""; dirs=""; nets="" ;;
   esac
 done
 for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
+for n in $nets; do ip netns delete "$n" 2>/dev/null; done
 for d in $dirs; do rm -rf "$d"; done
 exit 0
 `
@@ -77,6 +82,11 @@ func (w *watchdog) watchGroup(pgid int) { w.send("group", fmt.Sprint(pgid)) }
 
 // watchDir asks the watchdog to remove dir if we die.
 func (w *watchdog) watchDir(dir string) { w.send("dir", dir) }
+
+// watchNetns asks the watchdog to delete network namespace name if we die;
+// unwatchNetns withdraws the request once the namespace is gone.
+func (w *watchdog) watchNetns(name string)   { w.send("netns", name) }
+func (w *watchdog) unwatchNetns(name string) { w.send("unnetns", name) }
 
 // release ends the watchdog after an orderly stop, having it forget what it
 // watched, since those process ids may already belong to someone else.

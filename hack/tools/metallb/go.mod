@@ -1,4 +1,5 @@
-// Builds the MetalLB controller, the allocator the driver is tested against.
+// Builds the MetalLB controller, the allocator the driver is tested against,
+// and the speaker, which announces addresses on the wire test bed (test/wire).
 // v0.16 needs a frr-k8s release the module proxy does not serve; v0.15.2 builds.
 module github.com/cozystack/address-controller/hack/tools/metallb
 

@@ -178,6 +178,7 @@ func (b *Backend) Watches() driver.Watches {
 			Handler:    handler.EnqueueRequestsFromMapFunc(b.classesToRerender),
 			Predicates: []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})}})
 	}
+	classes = append(classes, b.nodeWatch())
 	// A hold MetalLB assigns lets a carrier that waits for it let go.
 	assigned := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		return fmt.Sprint(e.ObjectOld.(*corev1.Service).Status.LoadBalancer) != fmt.Sprint(e.ObjectNew.(*corev1.Service).Status.LoadBalancer)

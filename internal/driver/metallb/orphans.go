@@ -169,6 +169,9 @@ func (b *Backend) setupIndexes(ctx context.Context, idx client.FieldIndexer) err
 	}); err != nil {
 		return err
 	}
+	if err := idx.IndexField(ctx, &v1alpha1.IPAddressClass{}, indexClassSelectingNodes, b.indexSelectingNodes); err != nil {
+		return err
+	}
 	pool := metallbObjects()[0]
 	return idx.IndexField(ctx, pool, indexPoolByBucket, func(o client.Object) []string {
 		ranges, _ := params.PoolRanges(o.(*unstructured.Unstructured))

@@ -95,7 +95,15 @@ func (b *Backend) RenderClass(ctx context.Context, class *v1alpha1.IPAddressClas
 	for _, r := range ipaddr.Merge(p.Ranges) {
 		capacity += r.UsableSize(p.AvoidBuggyIPs)
 	}
-	return driver.RenderResult{Outside: params.Outside(p, keep), Capacity: capacity}, nil
+	unselected, err := b.unselected(ctx, p)
+	if err != nil {
+		return driver.RenderResult{}, err
+	}
+	res := driver.RenderResult{Outside: params.Outside(p, keep), Capacity: capacity}
+	if unselected != "" {
+		res.Unusable, res.UnusableReason = unselected, ReasonNoNodeSelected
+	}
+	return res, nil
 }
 
 // apply writes obj with server-side apply, unless the cached copy already

@@ -1,0 +1,363 @@
+//go:build e2e
+
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/test/e2e/harness"
+	"github.com/cozystack/address-controller/test/wire"
+)
+
+// The wire specs' own bounds: a class's range inside wire.LoadBalancerRange,
+// the rate the client probes at, and how long an answer must hold to count.
+const (
+	wireNamespace = "tenant-wire"
+	wireRange     = "198.51.100.200/29"
+	probeEvery    = 10 * time.Millisecond // 100 Hz; the issue asks for at least 50
+	steady        = time.Second
+	arpWindow     = 300 * time.Millisecond
+	zoneLabel     = "wire.address-controller.test/zone"
+)
+
+var _ = Describe("On the wire", Ordered, func() {
+	var (
+		bed          *wire.Bed
+		nodeA, nodeB *wire.Node
+		web1, web2   *wire.Backend
+		x            netip.Addr
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		local, ok := h.(*harness.Local)
+		if !ok {
+			Skip("the wire test bed runs beside the local harness only: a kind cluster's nodes are containers")
+		}
+		Expect(wire.CheckRequirements()).To(Succeed(), "see the requirements in README.md")
+		var err error
+		bed, err = wire.Start(ctx, wire.Options{
+			Cluster: local.Cluster,
+			Nodes: []wire.NodeOptions{
+				{Name: "wire-a", Labels: map[string]string{zoneLabel: "a"}},
+				{Name: "wire-b", Labels: map[string]string{zoneLabel: "b"}},
+			},
+			Log: func(format string, args ...any) { GinkgoWriter.Printf(format+"\n", args...) },
+		})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(bed.Close()).To(Succeed()) })
+		nodeA, nodeB = bed.Node("wire-a"), bed.Node("wire-b")
+		web1, err = bed.StartBackend("web-1", nodeA)
+		Expect(err).NotTo(HaveOccurred())
+		web2, err = bed.StartBackend("web-2", nodeA)
+		Expect(err).NotTo(HaveOccurred())
+
+		namespace(ctx, wireNamespace)
+		apply(ctx, `
+apiVersion: local.sdn.cozystack.io/v1alpha1
+kind: IPAddressClass
+metadata: {name: wire}
+spec:
+  provisioner: metallb.drivers.local.sdn.cozystack.io
+  parameters: {addresses: ["`+wireRange+`"]}
+---
+apiVersion: local.sdn.cozystack.io/v1alpha1
+kind: IPAddressClaim
+metadata: {name: web, namespace: `+wireNamespace+`}
+spec: {className: wire}
+`)
+		Eventually(kit.StateOfClaim(Default, wireNamespace, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+		x = netip.MustParseAddr(kit.Claim(Default, wireNamespace, "web").Status.Addresses[0].Address)
+		Expect(wire.LoadBalancerRange.Contains(x)).To(BeTrue())
+	}, NodeTimeout(3*time.Minute))
+
+	It("keeps a held address dark: no ARP answer and no connection, though every node's kernel holds it", func(ctx SpecContext) {
+		Eventually(func() []string { return holders(x.String()) }, timeout, tick).Should(ConsistOf(HavePrefix(h.PlaceholderNamespace() + "/")))
+		for _, n := range bed.Nodes {
+			Eventually(n.Holds).WithArguments(x).WithTimeout(timeout).WithPolling(tick).Should(BeTrue(),
+				"the proxier binds %s to the loopback of %s", x, n.Name)
+		}
+		Consistently(darkness(ctx, bed, x), 2*time.Second, 400*time.Millisecond).Should(Succeed())
+	})
+
+	It("answers on the address once Service A names the claim, and records how long that took", func(ctx SpecContext) {
+		Expect(bed.WriteEndpoints(ctx, wireNamespace, "a", web1.Endpoint(true))).To(Succeed())
+		created := time.Now()
+		apply(ctx, lbService(wireNamespace, "a", "web"))
+		probes := bed.ProbeSeries(ctx, x, wire.ProbeOptions{Interval: probeEvery, Duration: timeout,
+			Until: func(ps []wire.Probe) bool { _, ok := wire.FirstSuccessAfter(ps, created); return ok }})
+		first, ok := wire.FirstSuccessAfter(probes, created)
+		Expect(ok).To(BeTrue(), "no answer on %s within %s of creating Service A", x, timeout)
+		Expect(first.Body).To(Equal(web1.Name))
+		answered := first.At.Add(first.Took).Sub(created)
+		AddReportEntry("time from Service A's creation to the first answer", answered.String())
+		GinkgoWriter.Printf("First answer on %s %s after Service A was created (%d probes)\n", x, answered, len(probes))
+		Expect(bed.WhoHas(x, arpWindow)).To(HaveLen(1), "exactly one speaker answers for %s", x)
+	})
+
+	It("answers again on the same address when A is deleted and rebuilt as B, and measures the outage at 100 Hz", func(ctx SpecContext) {
+		var deleted time.Time
+		series := make(chan []wire.Probe, 1)
+		started := make(chan struct{})
+		var once sync.Once
+		go func() {
+			defer GinkgoRecover()
+			series <- bed.ProbeSeries(ctx, x, wire.ProbeOptions{Interval: probeEvery, Duration: 90 * time.Second,
+				Until: func(ps []wire.Probe) bool {
+					if len(ps) >= 20 {
+						once.Do(func() { close(started) })
+					}
+					return answeredSteadilyBy(ps, web2.Name, steady)
+				}})
+		}()
+		Eventually(started, 10*time.Second).Should(BeClosed())
+		deleted = time.Now()
+		_, err := kubectl(ctx, "", "-n", wireNamespace, "delete", "service", "a")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(bed.DeleteEndpoints(ctx, wireNamespace, "a")).To(Succeed())
+		Expect(bed.WriteEndpoints(ctx, wireNamespace, "b", web2.Endpoint(true))).To(Succeed())
+		apply(ctx, lbService(wireNamespace, "b", "web"))
+
+		var probes []wire.Probe
+		Eventually(series, 2*time.Minute).Should(Receive(&probes))
+		Expect(probes[len(probes)-1].Body).To(Equal(web2.Name), "B's workload answers on %s", x)
+		Expect(probeRate(probes)).To(BeNumerically(">=", 50), "probes per second")
+		o := wire.OutageAfter(probes, deleted)
+		Expect(o.Recovered).To(BeTrue())
+		AddReportEntry("rebuild outage", fmt.Sprintf("%d failed probes, %d ms", o.Failed, o.Duration.Milliseconds()))
+		GinkgoWriter.Printf("Rebuild A -> B on %s: %d failed probes of %d, outage %s, %.0f probes/s\n",
+			x, o.Failed, len(probes), o.Duration, probeRate(probes))
+		Expect(holders(x.String())).To(Equal([]string{wireNamespace + "/b"}))
+	})
+
+	It("goes dark when B's annotation is removed, staying Bound and held, and answers again when it is added back", func(ctx SpecContext) {
+		svc := &corev1.Service{}
+		svc.Namespace, svc.Name = wireNamespace, "b"
+		kit.SetAnnotation(Default, svc, v1alpha1.AnnotationIPAddressClaim, "")
+		Eventually(darkness(ctx, bed, x), timeout, tick).Should(Succeed())
+		Consistently(darkness(ctx, bed, x), 2*time.Second, 400*time.Millisecond).Should(Succeed())
+		Expect(kit.StateOfClaim(Default, wireNamespace, "web")()).To(HaveField("Phase", v1alpha1.ClaimBound))
+		name := kit.Claim(Default, wireNamespace, "web").Status.Addresses[0].Name
+		Expect(kit.StateOfAddress(Default, name)()).To(HaveField("Phase", v1alpha1.AddressBound))
+		Eventually(func() []string { return holders(x.String()) }, timeout, tick).Should(ConsistOf(HavePrefix(h.PlaceholderNamespace() + "/")))
+
+		kit.SetAnnotation(Default, svc, v1alpha1.AnnotationIPAddressClaim, "web")
+		Eventually(answer(ctx, bed, x), timeout, tick).Should(Equal(web2.Name))
+	})
+
+	It("is answered by the node the class's L2 parameters choose, from the interfaces they name", func(ctx SpecContext) {
+		DeferCleanup(func(ctx SpecContext) { setL2(ctx, "wire", `{}`) })
+		zone := func(n *wire.Node) string {
+			return fmt.Sprintf(`"nodeSelectors": [{"matchLabels": {%q: %q}}]`, zoneLabel, n.Labels[zoneLabel])
+		}
+		for _, n := range []*wire.Node{nodeA, nodeB, nodeA} {
+			setL2(ctx, "wire", "{"+zone(n)+"}")
+			Eventually(answerer(bed, x), timeout, tick).Should(Equal([]string{n.Name}))
+			Eventually(answer(ctx, bed, x), timeout, tick).Should(Equal(web2.Name))
+		}
+		// Moving to B, on an interface B lacks: A stops, B cannot start.
+		setL2(ctx, "wire", `{"interfaces": ["eth9"], `+zone(nodeB)+`}`)
+		Eventually(darkness(ctx, bed, x), timeout, tick).Should(Succeed())
+		Consistently(darkness(ctx, bed, x), time.Second, 400*time.Millisecond).Should(Succeed())
+		setL2(ctx, "wire", `{"interfaces": ["`+wire.LinkName+`"], `+zone(nodeB)+`}`)
+		Eventually(answerer(bed, x), timeout, tick).Should(Equal([]string{nodeB.Name}))
+		Eventually(answer(ctx, bed, x), timeout, tick).Should(Equal(web2.Name))
+	})
+
+	It("recovers when the answering node's speaker restarts, and measures the outage a newly arrived client sees", func(ctx SpecContext) {
+		var nodes []*wire.Node
+		Eventually(func() (err error) { nodes, err = bed.WhoHas(x, arpWindow); return err }).WithTimeout(timeout).Should(Succeed())
+		Expect(nodes).To(HaveLen(1))
+		announcer := nodes[0]
+
+		series := make(chan []wire.Probe, 1)
+		started := make(chan struct{})
+		var once sync.Once
+		restarted := time.Time{}
+		restartedAt := make(chan time.Time, 1)
+		go func() {
+			defer GinkgoRecover()
+			series <- bed.ProbeSeries(ctx, x, wire.ProbeOptions{Interval: probeEvery, Duration: 90 * time.Second,
+				Until: func(ps []wire.Probe) bool {
+					if len(ps) >= 20 {
+						once.Do(func() { close(started) })
+					}
+					select {
+					case restarted = <-restartedAt:
+					default:
+					}
+					return !restarted.IsZero() && answeredSteadilyBy(ps, web2.Name, steady) && ps[len(ps)-1].At.Sub(restarted) > steady
+				}})
+		}()
+		Eventually(started, 10*time.Second).Should(BeClosed())
+		killed := time.Now()
+		Expect(announcer.KillSpeaker()).To(Succeed())
+		// A client arriving now (or whose cache expires) must ask again; only
+		// the dead speaker would answer.
+		Expect(bed.ForgetNeighbours()).To(Succeed())
+		Consistently(answerer(bed, x), time.Second, 200*time.Millisecond).Should(BeEmpty())
+		Expect(announcer.StartSpeaker(ctx)).To(Succeed())
+		restartedAt <- time.Now()
+
+		var probes []wire.Probe
+		Eventually(series, 2*time.Minute).Should(Receive(&probes))
+		o := wire.OutageAfter(probes, killed)
+		Expect(o.Recovered).To(BeTrue())
+		Expect(o.Failed).To(BeNumerically(">", 0), "the client could not reach %s while no speaker answered", x)
+		AddReportEntry("speaker restart outage", fmt.Sprintf("%d failed probes, %d ms", o.Failed, o.Duration.Milliseconds()))
+		GinkgoWriter.Printf("Speaker restart on %s: %d failed probes, outage %s (the speaker was down at least 1s)\n",
+			announcer.Name, o.Failed, o.Duration)
+	})
+
+	It("does not announce a Service with no ready endpoints, and does once one is ready", func(ctx SpecContext) {
+		apply(ctx, `
+apiVersion: local.sdn.cozystack.io/v1alpha1
+kind: IPAddressClaim
+metadata: {name: idle, namespace: `+wireNamespace+`}
+spec: {className: wire}
+`)
+		Eventually(kit.StateOfClaim(Default, wireNamespace, "idle"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+		y := netip.MustParseAddr(kit.Claim(Default, wireNamespace, "idle").Status.Addresses[0].Address)
+		Expect(bed.WriteEndpoints(ctx, wireNamespace, "idle", web1.Endpoint(false))).To(Succeed())
+		apply(ctx, lbService(wireNamespace, "idle", "idle"))
+		Eventually(func() []string { return holders(y.String()) }, timeout, tick).Should(Equal([]string{wireNamespace + "/idle"}))
+		Consistently(darkness(ctx, bed, y), 2*time.Second, 400*time.Millisecond).Should(Succeed())
+
+		Expect(bed.WriteEndpoints(ctx, wireNamespace, "idle", web1.Endpoint(true))).To(Succeed())
+		Eventually(answer(ctx, bed, y), timeout, tick).Should(Equal(web1.Name))
+	})
+
+	It("leaves an address dark when its class's L2 node selector matches no node, and the class says why", func(ctx SpecContext) {
+		apply(ctx, `
+apiVersion: local.sdn.cozystack.io/v1alpha1
+kind: IPAddressClass
+metadata: {name: wire-nowhere}
+spec:
+  provisioner: metallb.drivers.local.sdn.cozystack.io
+  parameters:
+    addresses: ["198.51.100.208/29"]
+    advertisement: {l2: {nodeSelectors: [{matchLabels: {`+zoneLabel+`: nowhere}}]}}
+---
+apiVersion: local.sdn.cozystack.io/v1alpha1
+kind: IPAddressClaim
+metadata: {name: nowhere, namespace: `+wireNamespace+`}
+spec: {className: wire-nowhere}
+`)
+		Eventually(kit.StateOfClaim(Default, wireNamespace, "nowhere"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+		z := netip.MustParseAddr(kit.Claim(Default, wireNamespace, "nowhere").Status.Addresses[0].Address)
+		Expect(bed.WriteEndpoints(ctx, wireNamespace, "nowhere", web1.Endpoint(true))).To(Succeed())
+		apply(ctx, lbService(wireNamespace, "nowhere", "nowhere"))
+		Eventually(func() []string { return holders(z.String()) }, timeout, tick).Should(Equal([]string{wireNamespace + "/nowhere"}))
+		Consistently(darkness(ctx, bed, z), 2*time.Second, 400*time.Millisecond).Should(Succeed())
+		class := &v1alpha1.IPAddressClass{}
+		Eventually(func(g Gomega) string {
+			g.Expect(kit.Get(ctx, client.ObjectKey{Name: "wire-nowhere"}, class)).To(Succeed())
+			c := meta.FindStatusCondition(class.Status.Conditions, v1alpha1.ConditionRendered)
+			g.Expect(c).NotTo(BeNil())
+			return c.Reason + ": " + c.Message
+		}, timeout, tick).Should(And(HavePrefix("NoNodeSelected: "), ContainSubstring(zoneLabel+"=nowhere")))
+	})
+})
+
+// darkness checks, as a newly arrived client, that nobody answers ARP for
+// addr and that no connection to it succeeds.
+func darkness(ctx context.Context, bed *wire.Bed, addr netip.Addr) func() error {
+	return func() error {
+		if err := bed.ForgetNeighbours(); err != nil {
+			return err
+		}
+		nodes, err := bed.WhoHas(addr, arpWindow)
+		if err != nil {
+			return err
+		}
+		if len(nodes) > 0 {
+			return fmt.Errorf("%s answered ARP for %s", nodes[0].Name, addr)
+		}
+		if body, err := bed.Get(ctx, addr, 500*time.Millisecond); err == nil {
+			return fmt.Errorf("%s answered %q", addr, body)
+		}
+		return nil
+	}
+}
+
+// answer is what a newly arrived client gets from addr.
+func answer(ctx context.Context, bed *wire.Bed, addr netip.Addr) func() (string, error) {
+	return func() (string, error) {
+		if err := bed.ForgetNeighbours(); err != nil {
+			return "", err
+		}
+		return bed.Get(ctx, addr, time.Second)
+	}
+}
+
+// answerer names the nodes that answer ARP for addr.
+func answerer(bed *wire.Bed, addr netip.Addr) func() ([]string, error) {
+	return func() ([]string, error) {
+		nodes, err := bed.WhoHas(addr, arpWindow)
+		var names []string
+		for _, n := range nodes {
+			names = append(names, n.Name)
+		}
+		return names, err
+	}
+}
+
+// answeredSteadilyBy reports whether the probes end with an unbroken run of
+// answers from backend lasting at least d.
+func answeredSteadilyBy(ps []wire.Probe, backend string, d time.Duration) bool {
+	if len(ps) == 0 {
+		return false
+	}
+	last := ps[len(ps)-1]
+	for i := len(ps) - 1; i >= 0; i-- {
+		if !ps[i].OK() || ps[i].Body != backend {
+			return false
+		}
+		if last.At.Sub(ps[i].At) >= d {
+			return true
+		}
+	}
+	return false
+}
+
+// probeRate is the probes per second a series achieved.
+func probeRate(ps []wire.Probe) float64 {
+	if len(ps) < 2 {
+		return 0
+	}
+	return float64(len(ps)-1) / ps[len(ps)-1].At.Sub(ps[0].At).Seconds()
+}
+
+// setL2 replaces a class's advertisement with a layer-2 one of options l2.
+func setL2(ctx context.Context, class, l2 string) {
+	GinkgoHelper()
+	out, err := kubectl(ctx, "", "patch", "ipaddressclasses.local.sdn.cozystack.io", class, "--type=json",
+		"-p", `[{"op": "add", "path": "/spec/parameters/advertisement", "value": {"l2": `+l2+`}}]`)
+	Expect(err).NotTo(HaveOccurred(), out)
+}

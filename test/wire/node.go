@@ -1,0 +1,248 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package wire
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cozystack/address-controller/test/cluster"
+)
+
+// speakerReadyTimeout bounds how long a speaker may take to open its ARP
+// responder.
+const speakerReadyTimeout = time.Minute
+
+// Node is a node namespace: a Node object, an address on the bridge, and a
+// MetalLB speaker.
+type Node struct {
+	Name string
+	// Labels of its Node object.
+	Labels map[string]string
+	// Address is the node's address on the bridge.
+	Address netip.Addr
+	// MAC is the hardware address of its interface on the bridge: a speaker
+	// answering from this node answers with it.
+	MAC net.HardwareAddr
+
+	bed      *Bed
+	ns       *netns
+	api      net.Listener
+	apiConns sync.WaitGroup
+
+	mu      sync.Mutex
+	speaker *cluster.Process
+}
+
+func (b *Bed) addNode(ctx context.Context, i int, o NodeOptions) (*Node, error) {
+	n := &Node{
+		Name:    o.Name,
+		Labels:  o.Labels,
+		Address: Segment.Addr().Next(),
+		MAC:     net.HardwareAddr{0x02, 0x00, 0xc0, 0x00, 0x02, byte(0x81 + i)},
+		bed:     b,
+	}
+	for range i {
+		n.Address = n.Address.Next()
+	}
+	var err error
+	if n.ns, err = b.addNetns(fmt.Sprintf("n%d", i)); err != nil {
+		return n, err
+	}
+	// The kernel answers ARP only for addresses of the interface the request
+	// came in on (never for the loopback's), and never announces them as a
+	// source: every answer for a load-balancer address comes from a speaker.
+	if err := n.ns.sysctl(
+		"net.ipv4.conf.all.arp_ignore=1", "net.ipv4.conf.default.arp_ignore=1",
+		"net.ipv4.conf.all.arp_announce=2", "net.ipv4.conf.default.arp_announce=2",
+	); err != nil {
+		return n, err
+	}
+	if err := b.plug(n.ns, fmt.Sprintf("p%d", i), n.MAC, n.Address); err != nil {
+		return n, err
+	}
+	if err := n.startAPIProxy(); err != nil {
+		return n, err
+	}
+	if _, err := b.cs.CoreV1().Nodes().Create(ctx, nodeObject(o, n.Address), metav1.CreateOptions{}); err != nil {
+		return n, fmt.Errorf("registering node %s: %w", n.Name, err)
+	}
+	// The speaker looks up its own Pod at start, to own the status objects
+	// it writes. Nothing runs it: there is no kubelet.
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: n.speakerPod(), Namespace: cluster.MetalLBNamespace,
+			Labels: map[string]string{"app": "metallb", "component": "speaker"}},
+		Spec: corev1.PodSpec{NodeName: n.Name, Containers: []corev1.Container{{Name: "speaker", Image: "quay.io/metallb/speaker:v0.15.2"}}},
+	}
+	if _, err := b.cs.CoreV1().Pods(cluster.MetalLBNamespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return n, fmt.Errorf("registering the speaker Pod of %s: %w", n.Name, err)
+	}
+	return n, nil
+}
+
+func (n *Node) speakerPod() string { return "speaker-" + n.Name }
+
+// startAPIProxy listens on the API server's loopback address and port inside
+// the node, and forwards to the real one, so the speaker uses the cluster's
+// kubeconfig unchanged.
+func (n *Node) startAPIProxy() error {
+	l, err := n.ns.listen("127.0.0.1:" + n.bed.apiPort)
+	if err != nil {
+		return err
+	}
+	n.api = l
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			n.apiConns.Add(1)
+			go func() {
+				defer n.apiConns.Done()
+				up, err := net.DialTimeout("tcp", "127.0.0.1:"+n.bed.apiPort, 5*time.Second)
+				if err != nil {
+					_ = c.Close()
+					return
+				}
+				pipe(c, up)
+			}()
+		}
+	}()
+	return nil
+}
+
+func (n *Node) closeAPIProxy() {
+	if n.api != nil {
+		_ = n.api.Close()
+	}
+}
+
+// pipe copies both ways until either side closes, then closes both.
+func pipe(a, b net.Conn) {
+	done := make(chan struct{}, 2)
+	cp := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		done <- struct{}{}
+	}
+	go cp(a, b)
+	go cp(b, a)
+	<-done
+	_ = a.Close()
+	_ = b.Close()
+	<-done
+}
+
+// StartSpeaker runs the MetalLB speaker inside the node, in layer-2 mode:
+// native BGP that no peer uses (so no FRR) and no memberlist (no
+// --ml-bindaddr), so every Node counts as having a speaker. It returns once
+// the speaker has opened its ARP responder on LinkName.
+func (n *Node) StartSpeaker(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.speaker != nil && n.speaker.Running() {
+		return nil
+	}
+	c := n.bed.c
+	logName := "speaker-" + n.Name
+	before := len(readLog(c, logName))
+	p, err := c.StartProcess(logName, "ip", "netns", "exec", n.ns.name,
+		filepath.Join(c.Assets.MetalLBDir, "speaker"),
+		"--kubeconfig", c.Kubeconfig,
+		"--node-name", n.Name,
+		"--pod-name", n.speakerPod(),
+		"--namespace", cluster.MetalLBNamespace,
+		"--host", "127.0.0.1",
+		"--port", "7472",
+		"--log-level", "info",
+	)
+	if err != nil {
+		return err
+	}
+	n.speaker = p
+	deadline := time.Now().Add(speakerReadyTimeout)
+	for {
+		if !p.Running() {
+			return fmt.Errorf("the speaker of %s exited:\n%s", n.Name, tail(p.Log(), 30))
+		}
+		log := p.Log()
+		if len(log) > before && strings.Contains(log[before:], `"interface":"`+LinkName+`"`) &&
+			strings.Contains(log[before:], "createARPResponder") {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the speaker of %s opened no ARP responder on %s within %s:\n%s",
+				n.Name, LinkName, speakerReadyTimeout, tail(log, 30))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// StopSpeaker stops the speaker gracefully.
+func (n *Node) StopSpeaker() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.speaker == nil {
+		return nil
+	}
+	p := n.speaker
+	n.speaker = nil
+	return p.Stop()
+}
+
+// KillSpeaker kills the speaker at once, as a crash would.
+func (n *Node) KillSpeaker() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.speaker == nil {
+		return nil
+	}
+	p := n.speaker
+	n.speaker = nil
+	return p.Kill()
+}
+
+// SpeakerLog is what this node's speakers have logged in this run.
+func (n *Node) SpeakerLog() string { return readLog(n.bed.c, "speaker-"+n.Name) }
+
+func readLog(c *cluster.Cluster, name string) string {
+	b, _ := os.ReadFile(filepath.Join(c.Dir, name+".log"))
+	return string(b)
+}
+
+func tail(s string, lines int) string {
+	all := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
