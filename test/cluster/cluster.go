@@ -255,7 +255,7 @@ func (c *Cluster) Kubectl(ctx context.Context, args ...string) *exec.Cmd {
 // StartMetalLB starts the MetalLB controller and waits until it serves
 // metrics.
 func (c *Cluster) StartMetalLB() error {
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return err
 	}
@@ -352,7 +352,9 @@ func (c *Cluster) ensureNamespace(name string) error {
 	return err
 }
 
-func freePort() (int, error) {
+// FreePort returns a TCP port on the loopback interface that nothing listens
+// on now, for a process about to be started.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
