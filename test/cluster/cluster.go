@@ -319,6 +319,10 @@ func (c *Cluster) MetalLBMetricsURL() string { return c.metallbMetrics }
 // MetalLBLog is the path of the MetalLB controller's log.
 func (c *Cluster) MetalLBLog() string { return filepath.Join(c.Dir, "metallb-controller.log") }
 
+// Keep makes Stop leave the cluster's folder (logs, etcd data) in place, as
+// Options.KeepDir does: a run that failed keeps its evidence.
+func (c *Cluster) Keep() { c.opts.KeepDir = true }
+
 // Stop stops every process and removes the cluster's folder.
 func (c *Cluster) Stop() error {
 	var errs []error
