@@ -25,9 +25,9 @@ import (
 
 // Result is one run's outcome.
 type Result struct {
-	Name  string `json:"name"`
-	Seed  int64  `json:"seed"`
-	Size  Size   `json:"size"`
+	Name  string         `json:"name"`
+	Seed  int64          `json:"seed"`
+	Size  Size           `json:"size"`
 	Kills map[string]int `json:"kills"`
 	// KillTotal is the sum of Kills.
 	KillTotal int `json:"killTotal"`
