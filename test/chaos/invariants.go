@@ -64,6 +64,7 @@ type serviceState struct {
 	key                  string
 	placeholder          bool
 	withdrawn            bool
+	deleting             bool
 	claim                string // the claim annotation, in the Service's namespace
 	sharedKey, driverKey string
 	ips                  []string
@@ -143,6 +144,7 @@ func (c *checker) onService(svc *corev1.Service, gone bool) {
 		sharedKey: svc.Annotations[annotationAllowSharedIP], driverKey: svc.Annotations[annotationSharingKey],
 	}
 	_, s.withdrawn = svc.Labels[labelWithdrawn]
+	s.deleting = svc.DeletionTimestamp != nil
 	for _, in := range svc.Status.LoadBalancer.Ingress {
 		if in.IP != "" {
 			s.ips = append(s.ips, normalize(in.IP))
@@ -272,16 +274,20 @@ type progress struct {
 	// Stray: workload Services not naming a Bound claim that report a pool
 	// address. Unrecorded: placeholders reporting an IP the ledger lacks.
 	Stray, Unrecorded int
+	// ServicesDeleting: workload Services whose deletion has not finished
+	// (the driver's carrier finalizer waits for the hold to be back).
+	ServicesDeleting int
 	Examples          []string
 }
 
 func (p progress) converged() bool {
-	return p.NotBound == 0 && p.Deleting == 0 && p.Carrying == p.Carriers && p.Stray == 0 && p.Unrecorded == 0
+	return p.NotBound == 0 && p.Deleting == 0 && p.Carrying == p.Carriers && p.Stray == 0 && p.Unrecorded == 0 && p.ServicesDeleting == 0
 }
 
 func (p progress) String() string {
-	s := fmt.Sprintf("%d/%d claims Bound (%d deleting), %d/%d Services carry their claim's addresses, %d stray, %d unrecorded in placeholders",
-		p.Bound, p.Claims, p.Deleting, p.Carrying, p.Carriers, p.Stray, p.Unrecorded)
+	s := fmt.Sprintf("%d/%d claims Bound (%d deleting), %d/%d Services carry their claim's addresses, "+
+		"%d Services still being deleted, %d stray, %d unrecorded in placeholders",
+		p.Bound, p.Claims, p.Deleting, p.Carrying, p.Carriers, p.ServicesDeleting, p.Stray, p.Unrecorded)
 	if len(p.Examples) > 0 {
 		s += "; e.g. " + strings.Join(p.Examples, "; ")
 	}
@@ -325,6 +331,10 @@ func (c *checker) progress() progress {
 				}
 			}
 			continue
+		}
+		if s.deleting {
+			p.ServicesDeleting++
+			example("Service %s still being deleted, reporting %v", key, s.ips)
 		}
 		ns := key[:strings.IndexByte(key, '/')]
 		cl, named := c.claims[ns+"/"+s.claim]

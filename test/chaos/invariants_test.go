@@ -155,6 +155,13 @@ func TestProgressConvergesOnlyWhenEverythingIsInPlace(t *testing.T) {
 		t.Errorf("a second Service naming the claim without its address: %s, want 1/2 carrying", p)
 	}
 	c.onService(reporting("t", "b", nil), true)
+	terminating := reporting("t", "a", []string{"10.210.0.1"}, b.ForClaim("c"))
+	terminating.DeletionTimestamp = &metav1.Time{}
+	c.onService(terminating, false)
+	if p := c.progress(); p.converged() || p.ServicesDeleting != 1 {
+		t.Errorf("a Service stuck being deleted: %s, want 1 still being deleted", p)
+	}
+	c.onService(terminating, true)
 	c.onService(reporting("t", "stray", []string{"10.211.0.4"}), false)
 	if p := c.progress(); p.converged() || p.Stray != 1 || !strings.Contains(p.String(), "t/stray") {
 		t.Errorf("a Service naming no claim with a pool address: %s, want 1 stray", p)
