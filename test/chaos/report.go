@@ -50,7 +50,11 @@ func markdown(w io.Writer, results []*Result) {
 			r.Name, r.Seed, r.Size.Families, 100*r.Size.StaticShare, 100*r.Size.RetainShare, r.Size.KillSeconds, r.DurationSecond)
 		_, _ = fmt.Fprintf(w, "- operations: %s\n", counts(r.Operations))
 		_, _ = fmt.Fprintf(w, "- invariants checked on %d watch events\n", r.WatchEvents)
-		_, _ = fmt.Fprintf(w, "- the workload's last operation came %.1f s before the last kill\n", r.WorkloadEndedBeforeLastKillSeconds)
+		if d := r.WorkloadEndedBeforeLastKillSeconds; d >= 0 {
+			_, _ = fmt.Fprintf(w, "- the workload's last operation ended %.1f s before the last kill\n", d)
+		} else {
+			_, _ = fmt.Fprintf(w, "- the workload's last operation ended %.1f s after the last kill\n", -d)
+		}
 		ev := map[string]int{}
 		for _, reason := range reportedEvents {
 			if n := r.Events[reason]; n > 0 {
