@@ -172,7 +172,7 @@ func waitConverged(ctx context.Context, cfg Config, chk *checker, from time.Time
 			return time.Time{}, p
 		}
 		if now.Sub(lastLog) >= 10*time.Second {
-			cfg.logf("%.0fs after the last kill: %s", now.Sub(from).Seconds(), p)
+			cfg.logf("%.0fs after the last kill or workload operation: %s", now.Sub(from).Seconds(), p)
 			lastLog = now
 		}
 		select {
