@@ -277,7 +277,7 @@ type progress struct {
 	// ServicesDeleting: workload Services whose deletion has not finished
 	// (the driver's carrier finalizer waits for the hold to be back).
 	ServicesDeleting int
-	Examples          []string
+	Examples         []string
 }
 
 func (p progress) converged() bool {
