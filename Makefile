@@ -157,6 +157,17 @@ bench: manifests control-plane ## Measure throughput, latency, API writes and me
 	KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
 		go run ./test/bench -n $(N) -handoff $(HANDOFF) -out $(BENCH_OUT)
 
+# Chaos presets run by `make chaos`, in order (see docs/chaos.md); extra
+# flags of test/chaos go in CHAOS_ARGS, e.g. CHAOS_ARGS="-duration 10m -keep".
+CHAOS_PRESETS ?= issue19,issue13
+CHAOS_ARGS ?=
+CHAOS_OUT ?= bin/chaos.json
+
+.PHONY: chaos
+chaos: manifests control-plane ## SIGKILL both replicas of each manager and MetalLB under a workload; check no address is held twice, leaked or lost (see docs/chaos.md).
+	KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
+		go run ./test/chaos -presets $(CHAOS_PRESETS) -out $(CHAOS_OUT) $(CHAOS_ARGS)
+
 ##@ Deployment
 
 ifndef ignore-not-found

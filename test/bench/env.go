@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -146,11 +145,11 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	if err != nil {
 		return nil, err
 	}
-	corePort, err := freePort()
+	corePort, err := cluster.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	driverPort, err := freePort()
+	driverPort, err := cluster.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +168,7 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 		"--handoff", cfg.handoffs()[0])
 	if cfg.Pprof {
 		for name, args := range map[string]*[]string{"the core": &e.coreArgs, "the driver": &e.driverArgs} {
-			port, err := freePort()
+			port, err := cluster.FreePort()
 			if err != nil {
 				return nil, err
 			}
@@ -237,15 +236,6 @@ func tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // stop ends everything start started.

@@ -17,10 +17,8 @@ limitations under the License.
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"os"
@@ -33,6 +31,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/cozystack/address-controller/test/promtext"
 )
 
 // writeVerbs are the verbs of apiserver_request_total that change state.
@@ -44,89 +44,6 @@ var writeVerbs = map[string]bool{
 // ownGroup is this project's API group, left out of resource names to keep
 // the tables narrow; every other group is spelt out.
 const ownGroup = "local.sdn.cozystack.io"
-
-// sample is one metric line: its labels and value.
-type sample struct {
-	labels map[string]string
-	value  float64
-}
-
-// parseMetrics reads the samples of the named counters from a Prometheus
-// text exposition. It understands what the API server and controller-runtime
-// print: one sample a line, quoted label values with \" \\ \n escapes.
-func parseMetrics(r io.Reader, names ...string) (map[string][]sample, error) {
-	out := map[string][]sample{}
-	s := bufio.NewScanner(r)
-	s.Buffer(make([]byte, 1<<20), 1<<20)
-	for s.Scan() {
-		line := s.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		name := line
-		if i := strings.IndexAny(line, "{ "); i >= 0 {
-			name = line[:i]
-		}
-		if !slices.Contains(names, name) {
-			continue
-		}
-		labels, tail, err := parseLabels(line[len(name):])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		fields := strings.Fields(tail)
-		if len(fields) == 0 {
-			return nil, fmt.Errorf("%s: no value", name)
-		}
-		v, err := strconv.ParseFloat(fields[0], 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		out[name] = append(out[name], sample{labels: labels, value: v})
-	}
-	return out, s.Err()
-}
-
-func parseLabels(s string) (map[string]string, string, error) {
-	labels := map[string]string{}
-	if !strings.HasPrefix(s, "{") {
-		return labels, s, nil
-	}
-	i := 1
-	for {
-		for i < len(s) && (s[i] == ',' || s[i] == ' ') {
-			i++
-		}
-		if i < len(s) && s[i] == '}' {
-			return labels, s[i+1:], nil
-		}
-		eq := strings.IndexByte(s[i:], '=')
-		if eq < 0 || i+eq+1 >= len(s) || s[i+eq+1] != '"' {
-			return nil, "", fmt.Errorf("malformed labels %q", s)
-		}
-		key := s[i : i+eq]
-		i += eq + 2
-		var b strings.Builder
-		for ; i < len(s) && s[i] != '"'; i++ {
-			if s[i] == '\\' && i+1 < len(s) {
-				i++
-				switch s[i] {
-				case 'n':
-					b.WriteByte('\n')
-				default:
-					b.WriteByte(s[i])
-				}
-				continue
-			}
-			b.WriteByte(s[i])
-		}
-		if i >= len(s) {
-			return nil, "", fmt.Errorf("unterminated label value in %q", s)
-		}
-		labels[key] = b.String()
-		i++
-	}
-}
 
 // apiWrites is what the API server counted: write requests by "VERB
 // resource[/subresource]", and how many of them failed on a conflict.
@@ -142,26 +59,26 @@ func scrapeAPIServer(ctx context.Context, rc rest.Interface) (apiWrites, error) 
 	if err != nil {
 		return apiWrites{}, fmt.Errorf("reading the API server's metrics: %w", err)
 	}
-	m, err := parseMetrics(strings.NewReader(string(raw)), "apiserver_request_total")
+	m, err := promtext.Parse(strings.NewReader(string(raw)), "apiserver_request_total")
 	if err != nil {
 		return apiWrites{}, err
 	}
 	w := apiWrites{byKind: map[string]float64{}}
 	for _, s := range m["apiserver_request_total"] {
-		verb := s.labels["verb"]
+		verb := s.Labels["verb"]
 		if !writeVerbs[verb] {
 			continue
 		}
-		res := s.labels["resource"]
-		if g := s.labels["group"]; g != "" && g != ownGroup {
+		res := s.Labels["resource"]
+		if g := s.Labels["group"]; g != "" && g != ownGroup {
 			res += "." + g
 		}
-		if sub := s.labels["subresource"]; sub != "" {
+		if sub := s.Labels["subresource"]; sub != "" {
 			res += "/" + sub
 		}
-		w.byKind[verb+" "+res] += s.value
-		if s.labels["code"] == "409" {
-			w.conflicts += s.value
+		w.byKind[verb+" "+res] += s.Value
+		if s.Labels["code"] == "409" {
+			w.conflicts += s.Value
 		}
 	}
 	return w, nil
@@ -214,27 +131,27 @@ func scrapeManager(ctx context.Context, url string) (mc managerCounters, ok bool
 		return mc, false, err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	m, err := parseMetrics(resp.Body,
+	m, err := promtext.Parse(resp.Body,
 		"rest_client_requests_total", "controller_runtime_reconcile_total", "workqueue_adds_total", "address_driver_unheld_seconds_bucket")
 	if err != nil {
 		return mc, false, err
 	}
 	samples, ok := m["rest_client_requests_total"]
 	for _, s := range samples {
-		if writeVerbs[s.labels["method"]] {
-			mc.writes += s.value
+		if writeVerbs[s.Labels["method"]] {
+			mc.writes += s.Value
 		}
 	}
 	mc.reconciles, mc.adds = map[string]float64{}, map[string]float64{}
 	for _, s := range m["controller_runtime_reconcile_total"] {
-		mc.reconciles[s.labels["controller"]] += s.value
+		mc.reconciles[s.Labels["controller"]] += s.Value
 	}
 	for _, s := range m["workqueue_adds_total"] {
-		mc.adds[s.labels["name"]] += s.value
+		mc.adds[s.Labels["name"]] += s.Value
 	}
 	mc.unheld = map[string]float64{}
 	for _, s := range m["address_driver_unheld_seconds_bucket"] {
-		mc.unheld[s.labels["le"]] += s.value
+		mc.unheld[s.Labels["le"]] += s.Value
 	}
 	return mc, ok, nil
 }

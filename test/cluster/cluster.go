@@ -255,7 +255,7 @@ func (c *Cluster) Kubectl(ctx context.Context, args ...string) *exec.Cmd {
 // StartMetalLB starts the MetalLB controller and waits until it serves
 // metrics.
 func (c *Cluster) StartMetalLB() error {
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return err
 	}
@@ -319,6 +319,10 @@ func (c *Cluster) MetalLBMetricsURL() string { return c.metallbMetrics }
 // MetalLBLog is the path of the MetalLB controller's log.
 func (c *Cluster) MetalLBLog() string { return filepath.Join(c.Dir, "metallb-controller.log") }
 
+// Keep makes Stop leave the cluster's folder (logs, etcd data) in place, as
+// Options.KeepDir does: a run that failed keeps its evidence.
+func (c *Cluster) Keep() { c.opts.KeepDir = true }
+
 // Stop stops every process and removes the cluster's folder.
 func (c *Cluster) Stop() error {
 	var errs []error
@@ -352,7 +356,9 @@ func (c *Cluster) ensureNamespace(name string) error {
 	return err
 }
 
-func freePort() (int, error) {
+// FreePort returns a TCP port on the loopback interface that nothing listens
+// on now, for a process about to be started.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

@@ -47,7 +47,7 @@ func TestManagersStartAndStop(t *testing.T) {
 			g := NewWithT(t)
 			bin, err := GoBuild(tc.pkg, t.TempDir())
 			g.Expect(err).NotTo(HaveOccurred())
-			port, err := freePort()
+			port, err := FreePort()
 			g.Expect(err).NotTo(HaveOccurred())
 			p, err := c.StartProcess(filepath.Base(tc.pkg), bin,
 				"--kubeconfig", c.Kubeconfig,

@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -109,7 +108,7 @@ func (h *Local) StartManager(ctx context.Context, m Manager) error {
 	if err != nil {
 		return err
 	}
-	port, err := freePort()
+	port, err := cluster.FreePort()
 	if err != nil {
 		return err
 	}
@@ -227,13 +226,4 @@ func waitReady(ctx context.Context, p *cluster.Process, port int) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -1,0 +1,188 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Result is one run's outcome.
+type Result struct {
+	Name  string         `json:"name"`
+	Seed  int64          `json:"seed"`
+	Size  Size           `json:"size"`
+	Kills map[string]int `json:"kills"`
+	// KillTotal is the sum of Kills.
+	KillTotal int `json:"killTotal"`
+	// Operations the workload completed, by kind.
+	Operations     map[string]int `json:"operations"`
+	WorkloadErrors []string       `json:"workloadErrors,omitempty"`
+	KillErrors     []string       `json:"killErrors,omitempty"`
+	Violations     []Violation    `json:"violations"`
+	// WatchEvents is how many Service, claim and IPAddress events the
+	// invariants were checked on.
+	WatchEvents int `json:"watchEvents"`
+	// WorkloadEndedBeforeLastKillSeconds is negative when the workload's
+	// last operation came after the last kill.
+	WorkloadEndedBeforeLastKillSeconds float64 `json:"workloadEndedBeforeLastKillSeconds"`
+	// ConvergedAfterSeconds counts from the last kill, or from the
+	// workload's last operation if that came later; -1 if never.
+	ConvergedAfterSeconds float64 `json:"convergedAfterSeconds"`
+	// Converged is true when that was within the limit.
+	Converged      bool           `json:"converged"`
+	LimitSeconds   float64        `json:"limitSeconds"`
+	Final          string         `json:"final"`
+	Events         map[string]int `json:"events"`
+	DurationSecond float64        `json:"durationSeconds"`
+	// Dir is the cluster's folder, kept with every log when the run failed
+	// or -keep was given.
+	Dir string `json:"dir,omitempty"`
+}
+
+// Size is what the run asked for.
+type Size struct {
+	Claims, Services, Rebuilds, Toggles, ClaimDeletions int
+	Families                                            string
+	StaticShare, RetainShare                            float64
+	KillSeconds                                         float64
+}
+
+// Failed says whether the run broke an invariant, did not converge in time,
+// or could not do its workload or its kills.
+func (r *Result) Failed() bool {
+	return len(r.Violations) > 0 || !r.Converged || len(r.WorkloadErrors) > 0 || len(r.KillErrors) > 0
+}
+
+// Run starts a cluster, runs the workload under kills, waits for
+// convergence, and stops everything.
+func Run(ctx context.Context, cfg Config) (res *Result, err error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	families := ""
+	for i, f := range cfg.Families {
+		if i > 0 {
+			families += ","
+		}
+		families += string(f)
+	}
+	res = &Result{Name: cfg.Name, Seed: cfg.Seed, LimitSeconds: cfg.Converge.Seconds(), ConvergedAfterSeconds: -1,
+		Size: Size{Claims: cfg.Claims, Services: cfg.Services, Rebuilds: cfg.Rebuilds, Toggles: cfg.Toggles,
+			ClaimDeletions: cfg.ClaimDeletions, Families: families, StaticShare: cfg.StaticShare,
+			RetainShare: cfg.RetainShare, KillSeconds: cfg.Duration.Seconds()}}
+	began := time.Now()
+	e, err := start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		res.DurationSecond = time.Since(began).Seconds()
+		keep := cfg.KeepDir || err != nil || res.Failed()
+		if keep {
+			res.Dir = e.cluster.Dir
+		}
+		e.stop(keep)
+	}()
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	chk := newChecker()
+	events := &eventCounter{n: map[string]int{}}
+	if err := watch(wctx, e, chk, events); err != nil {
+		return res, err
+	}
+	w := plan(e, cfg.Seed)
+	cfg.logf("Creating the classes and %s's static addresses", classes[2].name)
+	if err := w.setup(ctx); err != nil {
+		return res, err
+	}
+
+	cfg.logf("Kills for %s, %d workload operations over %s", cfg.Duration, len(w.ops),
+		time.Duration(float64(cfg.Duration)*cfg.WorkloadShare).Round(time.Second))
+	k := newKiller(e, cfg.Seed)
+	var wg sync.WaitGroup
+	wg.Go(func() { w.run(ctx, time.Duration(float64(cfg.Duration)*cfg.WorkloadShare)) })
+	k.run(ctx, cfg.Duration)
+	wg.Wait()
+	kills, lastKill, killErrs := k.summary()
+	res.Kills, res.KillErrors = kills, killErrs
+	for _, n := range kills {
+		res.KillTotal += n
+	}
+	res.Operations, res.WorkloadErrors = w.summary(), w.errors()
+	res.WorkloadEndedBeforeLastKillSeconds = lastKill.Sub(w.done).Seconds()
+	from := lastKill
+	if w.done.After(from) {
+		from = w.done
+	}
+	cfg.logf("Last kill at %s (%d kills): waiting for convergence", lastKill.Format("15:04:05"), res.KillTotal)
+
+	converged, p := waitConverged(ctx, cfg, chk, from)
+	res.Final = p.String()
+	if !converged.IsZero() {
+		res.ConvergedAfterSeconds = converged.Sub(from).Seconds()
+		res.Converged = converged.Sub(from) <= cfg.Converge
+	}
+	chk.finalCheck()
+	res.Violations, res.WatchEvents = chk.result()
+	res.Events = events.counts()
+	cfg.logf("Run %s: %d kills, %d violations, converged=%v after %.1fs: %s",
+		cfg.Name, res.KillTotal, len(res.Violations), res.Converged, res.ConvergedAfterSeconds, res.Final)
+	return res, nil
+}
+
+// waitConverged waits until the cluster has converged and stayed so for
+// three seconds, or until the limit and the patience after it have passed.
+// It returns when convergence began (zero if it never did) and the last
+// progress seen.
+func waitConverged(ctx context.Context, cfg Config, chk *checker, from time.Time) (time.Time, progress) {
+	const stable = 3 * time.Second
+	deadline := from.Add(cfg.Converge + cfg.Patience)
+	var since time.Time
+	lastLog := time.Now()
+	for {
+		p := chk.progress()
+		now := time.Now()
+		switch {
+		case !p.converged():
+			since = time.Time{}
+		case since.IsZero():
+			since = now
+		case now.Sub(since) >= stable:
+			return since, p
+		}
+		if now.After(deadline) {
+			return time.Time{}, p
+		}
+		if now.Sub(lastLog) >= 10*time.Second {
+			cfg.logf("%.0fs after the last kill or workload operation: %s", now.Sub(from).Seconds(), p)
+			lastLog = now
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, p
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func (r *Result) headline() string {
+	return fmt.Sprintf("%s: %d kills, %d violations, converged %v", r.Name, r.KillTotal, len(r.Violations), r.Converged)
+}

@@ -1,0 +1,65 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+func TestMain(m *testing.M) {
+	// The harness's own watch cache logs nothing worth reading.
+	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	m.Run()
+}
+
+// TestChaosShort runs the chaos harness small, the way `make chaos` runs it
+// at the issues' sizes: 80 claims across the three classes and the three
+// families, 30 Services, rebuilds, toggles and claim deletions, under kills
+// of both replicas of each manager and of MetalLB for 45 s. It fails on any
+// violated invariant, on non-convergence within 60 s of the last kill, and
+// on a workload or kill that could not be done.
+func TestChaosShort(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cfg := presets["short"]
+	cfg.Name, cfg.Log, cfg.Patience = "short", t.Logf, time.Second
+	res, err := Run(ctx, cfg)
+	if res != nil {
+		var md bytes.Buffer
+		markdown(&md, []*Result{res})
+		t.Log("\n" + md.String())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.KillTotal < 5 {
+		t.Errorf("%d kills in %s, want at least 5", res.KillTotal, cfg.Duration)
+	}
+	if res.Operations["claim created"] != cfg.Claims {
+		t.Errorf("%d claims created, want %d", res.Operations["claim created"], cfg.Claims)
+	}
+	if res.Failed() {
+		t.Errorf("chaos run failed: %s (see the report above)", res.headline())
+	}
+}

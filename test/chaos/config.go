@@ -1,0 +1,174 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// Config is one chaos run: the workload's size, the kills, and how long
+// convergence may take.
+type Config struct {
+	// Name labels the run in the report.
+	Name string
+	// Claims is how many claims the workload creates.
+	Claims int
+	// StaticShare and RetainShare are the fractions of the claims in the
+	// static class and in the MetalLB class with reclaimPolicy Retain; the
+	// rest go to the MetalLB class with Delete.
+	StaticShare, RetainShare float64
+	// SharesSet says the shares were chosen; otherwise 20% static and 30%
+	// Retain.
+	SharesSet bool
+	// Families are cycled through, claim by claim.
+	Families []v1alpha1.IPFamily
+	// Services name the first MetalLB claims, one each.
+	Services int
+	// Rebuilds of those Services are deleted and created again, naming the
+	// same claim; Toggles have their annotation removed and re-added.
+	Rebuilds, Toggles int
+	// ClaimDeletions claims are deleted, half of them named by a Service
+	// when there are enough.
+	ClaimDeletions int
+	// Duration is how long the kills go on.
+	Duration time.Duration
+	// KillEvery is the range the pause between two kills is drawn from.
+	KillMin, KillMax time.Duration
+	// RestartAfter is how long a killed process stays down.
+	RestartAfter time.Duration
+	// WorkloadShare is the fraction of Duration the workload's operations
+	// are spread over.
+	WorkloadShare float64
+	// Converge is how soon after the last kill (or the workload's last
+	// operation, if later) everything must have converged.
+	Converge time.Duration
+	// Patience is how long to keep waiting past Converge, to measure how late
+	// a late convergence is.
+	Patience time.Duration
+	// Workers is how many workload operations run at once.
+	Workers int
+	// Seed makes the workload's choices and the kills reproducible.
+	Seed int64
+	// KeepDir keeps the cluster's folder (logs of every process) after the
+	// run; a failed run always keeps it.
+	KeepDir bool
+	// Log reports progress; nil is silent.
+	Log func(format string, args ...any)
+}
+
+func (c Config) logf(format string, args ...any) {
+	if c.Log != nil {
+		c.Log(format, args...)
+	}
+}
+
+// presets are the sizes the issues ask for.
+var presets = map[string]Config{
+	// issue13: 1,000 claims, 500 associations and dissociations (250
+	// Services created, 60 rebuilt, 65 annotations removed and re-added),
+	// kills for five minutes.
+	"issue13": {Claims: 1000, Services: 250, Rebuilds: 60, Toggles: 65, ClaimDeletions: 20, Duration: 5 * time.Minute},
+	// issue19: 600 claims, 300 Services, 150 of them rebuilt, 10 claims
+	// deleted, kills for 180 s.
+	"issue19": {Claims: 600, Services: 300, Rebuilds: 150, ClaimDeletions: 10, Duration: 180 * time.Second},
+	// short: the version inside make test.
+	"short": {Claims: 80, Services: 30, Rebuilds: 10, Toggles: 10, ClaimDeletions: 6, Duration: 45 * time.Second},
+}
+
+// withDefaults fills what a preset leaves out.
+func (c Config) withDefaults() Config {
+	if !c.SharesSet {
+		c.StaticShare, c.RetainShare = 0.2, 0.3
+	}
+	if len(c.Families) == 0 {
+		c.Families = []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6, v1alpha1.Dual}
+	}
+	if c.KillMin == 0 {
+		c.KillMin, c.KillMax = 2*time.Second, 5*time.Second
+	}
+	if c.RestartAfter == 0 {
+		c.RestartAfter = time.Second
+	}
+	if c.WorkloadShare == 0 {
+		c.WorkloadShare = 0.7
+	}
+	if c.Converge == 0 {
+		c.Converge = 60 * time.Second
+	}
+	if c.Patience == 0 {
+		c.Patience = 2 * time.Minute
+	}
+	if c.Workers == 0 {
+		c.Workers = 8
+	}
+	if c.Seed == 0 {
+		c.Seed = time.Now().UnixNano()
+	}
+	return c
+}
+
+// validate refuses sizes the workload cannot build.
+func (c Config) validate() error {
+	metallb := c.Claims - int(float64(c.Claims)*c.StaticShare)
+	switch {
+	case c.Claims <= 0:
+		return fmt.Errorf("claims: %d, want at least 1", c.Claims)
+	case c.StaticShare < 0 || c.RetainShare < 0 || c.StaticShare+c.RetainShare > 1:
+		return fmt.Errorf("static share %.2f and retain share %.2f must be fractions adding up to at most 1", c.StaticShare, c.RetainShare)
+	case c.Services > metallb:
+		return fmt.Errorf("%d Services, but only %d MetalLB claims to name", c.Services, metallb)
+	case c.Rebuilds+c.Toggles > c.Services:
+		return fmt.Errorf("%d rebuilds and %d toggles need as many distinct Services, there are %d", c.Rebuilds, c.Toggles, c.Services)
+	case c.ClaimDeletions > c.Claims-c.Rebuilds-c.Toggles:
+		return fmt.Errorf("%d claim deletions: too many for %d claims", c.ClaimDeletions, c.Claims)
+	case c.Duration <= 0 || c.KillMin <= 0 || c.KillMax < c.KillMin:
+		return fmt.Errorf("kills for %s every %s-%s: want positive durations", c.Duration, c.KillMin, c.KillMax)
+	}
+	return nil
+}
+
+// parseFamilies reads "IPv4,IPv6,Dual" (any case).
+func parseFamilies(s string) ([]v1alpha1.IPFamily, error) {
+	var out []v1alpha1.IPFamily
+	for f := range strings.SplitSeq(s, ",") {
+		switch strings.ToLower(strings.TrimSpace(f)) {
+		case "ipv4", "v4":
+			out = append(out, v1alpha1.IPv4)
+		case "ipv6", "v6":
+			out = append(out, v1alpha1.IPv6)
+		case "dual":
+			out = append(out, v1alpha1.Dual)
+		default:
+			return nil, fmt.Errorf("family %q: want IPv4, IPv6 or Dual", f)
+		}
+	}
+	return out, nil
+}
+
+func presetNames() string {
+	var names []string
+	for n := range presets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,254 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cozystack/address-controller/test/promtext"
+)
+
+// Kill kinds, as the report counts them.
+const (
+	killCoreLeader     = "core leader"
+	killCoreFollower   = "core follower"
+	killDriverLeader   = "driver leader"
+	killDriverFollower = "driver follower"
+	killMetalLB        = "metallb controller"
+)
+
+// killer SIGKILLs one process every few seconds and restarts it a second
+// later. A process whose restart is pending is never picked.
+type killer struct {
+	e   *env
+	rng *rand.Rand
+
+	mu         sync.Mutex
+	down       map[string]bool // replica name or "metallb"
+	kills      map[string]int
+	lastKill   time.Time
+	restartErr []string
+	restarts   sync.WaitGroup
+	// identities maps a Lease holderIdentity to the replica that held it.
+	identities map[string]string
+}
+
+func newKiller(e *env, seed int64) *killer {
+	return &killer{e: e, rng: rand.New(rand.NewPCG(uint64(seed), 0x6b696c6c)),
+		down: map[string]bool{}, kills: map[string]int{}, identities: map[string]string{}}
+}
+
+// run kills until d has passed, then waits for the last restarts.
+func (k *killer) run(ctx context.Context, d time.Duration) {
+	end := time.Now().Add(d)
+	for {
+		pause := k.e.cfg.KillMin + time.Duration(k.rng.Int64N(int64(k.e.cfg.KillMax-k.e.cfg.KillMin)+1))
+		if time.Now().Add(pause).After(end) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			k.restarts.Wait()
+			return
+		case <-time.After(pause):
+		}
+		k.killOne(ctx)
+	}
+	k.restarts.Wait()
+}
+
+// killOne picks the MetalLB controller, the core or the driver at random
+// and, for a manager, its leader or a follower at random.
+func (k *killer) killOne(ctx context.Context) {
+	switch k.rng.IntN(3) {
+	case 0:
+		k.killMetalLB()
+	case 1:
+		k.killManager(ctx, "core", coreLease, killCoreLeader, killCoreFollower)
+	default:
+		k.killManager(ctx, "driver", driverLease, killDriverLeader, killDriverFollower)
+	}
+}
+
+func (k *killer) killMetalLB() {
+	if !k.markDown("metallb") {
+		return
+	}
+	if err := k.e.cluster.KillMetalLB(); err != nil {
+		k.failed("killing MetalLB: " + err.Error())
+	}
+	k.count(killMetalLB, "metallb")
+	k.restartLater("metallb", k.e.cluster.StartMetalLB)
+}
+
+func (k *killer) killManager(ctx context.Context, kind, lease, asLeader, asFollower string) {
+	rs := k.e.managers[kind]
+	leader := k.leader(ctx, kind, lease)
+	wantLeader := k.rng.IntN(2) == 0
+	var target *replica
+	for _, r := range rs {
+		if (r.name == leader) == wantLeader {
+			target = r
+		}
+	}
+	if target == nil { // no replica leads now (a lease waiting to expire)
+		target = rs[k.rng.IntN(len(rs))]
+	}
+	if !k.markDown(target.name) {
+		return
+	}
+	if err := target.process().Kill(); err != nil {
+		k.failed("killing " + target.name + ": " + err.Error())
+	}
+	role := asFollower
+	if target.name == leader {
+		role = asLeader
+	}
+	k.count(role, target.name)
+	k.forget(target.name)
+	k.restartLater(target.name, func() error { return target.start(k.e.cluster) })
+}
+
+// forget drops the identities a killed replica held: a lease it held stays
+// in its name until it expires, but nobody leads meanwhile.
+func (k *killer) forget(name string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for id, n := range k.identities {
+		if n == name {
+			delete(k.identities, id)
+		}
+	}
+}
+
+// markDown claims a process for a kill; false if it is already down.
+func (k *killer) markDown(name string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.down[name] {
+		return false
+	}
+	k.down[name] = true
+	return true
+}
+
+func (k *killer) count(kind, name string) {
+	k.mu.Lock()
+	k.kills[kind]++
+	k.lastKill = time.Now()
+	k.mu.Unlock()
+	k.e.cfg.logf("Killed %s (%s)", name, kind)
+}
+
+func (k *killer) failed(msg string) {
+	k.mu.Lock()
+	k.restartErr = append(k.restartErr, msg)
+	k.mu.Unlock()
+	k.e.cfg.logf("%s", msg)
+}
+
+func (k *killer) restartLater(name string, start func() error) {
+	k.restarts.Add(1)
+	go func() {
+		defer k.restarts.Done()
+		time.Sleep(k.e.cfg.RestartAfter)
+		if err := start(); err != nil {
+			k.failed("restarting " + name + ": " + err.Error())
+		}
+		k.mu.Lock()
+		delete(k.down, name)
+		k.mu.Unlock()
+	}()
+}
+
+// leader names the replica of kind that holds the lease now, or "" if none
+// does. The Lease's holderIdentity (hostname_uuid) does not say which
+// process it is, so the first time an identity is seen, the replica whose
+// leader_election_master_status is 1 is taken to be it.
+func (k *killer) leader(ctx context.Context, kind, lease string) string {
+	l, err := k.e.cs.CoordinationV1().Leases(systemNamespace).Get(ctx, lease, metav1.GetOptions{})
+	if err != nil || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+		return ""
+	}
+	id := *l.Spec.HolderIdentity
+	if l.Spec.RenewTime != nil && l.Spec.LeaseDurationSeconds != nil &&
+		time.Since(l.Spec.RenewTime.Time) > time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second {
+		return "" // expired: nobody leads until a replica takes it
+	}
+	k.mu.Lock()
+	name, known := k.identities[id]
+	k.mu.Unlock()
+	if known {
+		return name
+	}
+	var leaders []string
+	for _, r := range k.e.managers[kind] {
+		if leads(ctx, r.metricsURL, lease) {
+			leaders = append(leaders, r.name)
+		}
+	}
+	if len(leaders) != 1 {
+		return ""
+	}
+	k.mu.Lock()
+	k.identities[id] = leaders[0]
+	k.mu.Unlock()
+	return leaders[0]
+}
+
+// leads reads a replica's leader_election_master_status for lease.
+func leads(ctx context.Context, url, lease string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = resp.Body.Close() }()
+	m, err := promtext.Parse(resp.Body, "leader_election_master_status")
+	if err != nil {
+		return false
+	}
+	for _, s := range m["leader_election_master_status"] {
+		if s.Labels["name"] == lease && s.Value == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// summary returns the kills by kind, the time of the last one, and any
+// failure to kill or restart.
+func (k *killer) summary() (map[string]int, time.Time, []string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := map[string]int{}
+	for kind, n := range k.kills {
+		out[kind] = n
+	}
+	return out, k.lastKill, append([]string(nil), k.restartErr...)
+}

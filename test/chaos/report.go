@@ -1,0 +1,90 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// reportedEvents are the Event reasons worth reading after a chaos run.
+var reportedEvents = []string{
+	"AddressConflict", "ConflictResolved", "Yielded", "AddressContested", "LedgerMismatch",
+	"AssociationRefused", "AddressLost", "AllocationFailed",
+}
+
+// markdown prints the runs as a table, then each run's violations, errors
+// and final state.
+func markdown(w io.Writer, results []*Result) {
+	_, _ = fmt.Fprintln(w, "| run | claims | Services (rebuilt, toggled) | claims deleted | kills | core leader/follower | driver leader/follower | MetalLB | violations | converged after last kill | within limit |")
+	_, _ = fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range results {
+		conv := "never"
+		if r.ConvergedAfterSeconds >= 0 {
+			conv = fmt.Sprintf("%.1f s", r.ConvergedAfterSeconds)
+		}
+		_, _ = fmt.Fprintf(w, "| %s | %d | %d (%d, %d) | %d | %d | %d/%d | %d/%d | %d | %d | %s | %v (%.0f s) |\n",
+			r.Name, r.Size.Claims, r.Size.Services, r.Size.Rebuilds, r.Size.Toggles, r.Size.ClaimDeletions, r.KillTotal,
+			r.Kills[killCoreLeader], r.Kills[killCoreFollower], r.Kills[killDriverLeader], r.Kills[killDriverFollower],
+			r.Kills[killMetalLB], len(r.Violations), conv, r.Converged, r.LimitSeconds)
+	}
+	for _, r := range results {
+		_, _ = fmt.Fprintf(w, "\n**%s** (seed %d, families %s, %.0f%% static, %.0f%% Retain, %.0f s of kills, run took %.0f s)\n\n",
+			r.Name, r.Seed, r.Size.Families, 100*r.Size.StaticShare, 100*r.Size.RetainShare, r.Size.KillSeconds, r.DurationSecond)
+		_, _ = fmt.Fprintf(w, "- operations: %s\n", counts(r.Operations))
+		_, _ = fmt.Fprintf(w, "- invariants checked on %d watch events\n", r.WatchEvents)
+		if d := r.WorkloadEndedBeforeLastKillSeconds; d >= 0 {
+			_, _ = fmt.Fprintf(w, "- the workload's last operation ended %.1f s before the last kill\n", d)
+		} else {
+			_, _ = fmt.Fprintf(w, "- the workload's last operation ended %.1f s after the last kill\n", -d)
+		}
+		ev := map[string]int{}
+		for _, reason := range reportedEvents {
+			if n := r.Events[reason]; n > 0 {
+				ev[reason] = n
+			}
+		}
+		_, _ = fmt.Fprintf(w, "- events: %s\n", counts(ev))
+		_, _ = fmt.Fprintf(w, "- final: %s\n", r.Final)
+		for _, v := range r.Violations {
+			_, _ = fmt.Fprintf(w, "- VIOLATION at %s, %s: %s\n", v.At.Format("15:04:05.000"), v.Invariant, v.Detail)
+		}
+		for _, e := range r.WorkloadErrors {
+			_, _ = fmt.Fprintf(w, "- workload error: %s\n", e)
+		}
+		for _, e := range r.KillErrors {
+			_, _ = fmt.Fprintf(w, "- kill error: %s\n", e)
+		}
+		if r.Dir != "" {
+			_, _ = fmt.Fprintf(w, "- logs kept in %s\n", r.Dir)
+		}
+	}
+}
+
+func counts(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}

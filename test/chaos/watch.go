@@ -1,0 +1,123 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// eventCounter counts Events by reason over the run, creations and series
+// updates alike.
+type eventCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (e *eventCounter) add(obj any) {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	if ev, ok := obj.(*eventsv1.Event); ok {
+		e.mu.Lock()
+		e.n[ev.Reason]++
+		e.mu.Unlock()
+	}
+}
+
+func (e *eventCounter) counts() map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return maps.Clone(e.n)
+}
+
+// watch feeds the checker from informers on Services, IPAddresses and
+// claims, and counts Events; it returns once the informers synced.
+func watch(ctx context.Context, e *env, chk *checker, events *eventCounter) error {
+	c, err := cache.New(e.cluster.Config, cache.Options{
+		Scheme:           newScheme(),
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{&eventsv1.Event{}: {Transform: func(obj any) (any, error) {
+			if ev, ok := obj.(*eventsv1.Event); ok {
+				return &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: ev.Namespace, Name: ev.Name,
+					ResourceVersion: ev.ResourceVersion}, Reason: ev.Reason}, nil
+			}
+			return obj, nil
+		}}},
+	})
+	if err != nil {
+		return err
+	}
+	handle := func(obj client.Object, f func(obj any, gone bool)) error {
+		inf, err := c.GetInformer(ctx, obj)
+		if err != nil {
+			return err
+		}
+		_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { f(o, false) },
+			UpdateFunc: func(_, o any) { f(o, false) },
+			DeleteFunc: func(o any) {
+				if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+					o = t.Obj
+				}
+				f(o, true)
+			},
+		})
+		return err
+	}
+	err = errors.Join(
+		handle(&corev1.Service{}, func(o any, gone bool) {
+			if s, ok := o.(*corev1.Service); ok {
+				chk.onService(s, gone)
+			}
+		}),
+		handle(&v1alpha1.IPAddressClaim{}, func(o any, gone bool) {
+			if cl, ok := o.(*v1alpha1.IPAddressClaim); ok {
+				chk.onClaim(cl, gone)
+			}
+		}),
+		handle(&v1alpha1.IPAddress{}, func(o any, gone bool) {
+			if a, ok := o.(*v1alpha1.IPAddress); ok {
+				chk.onAddress(a, gone)
+			}
+		}),
+		handle(&eventsv1.Event{}, func(o any, gone bool) {
+			if !gone {
+				events.add(o)
+			}
+		}),
+	)
+	if err != nil {
+		return err
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return errors.New("the chaos harness's watch cache did not sync")
+	}
+	return nil
+}

@@ -1,0 +1,357 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	b "github.com/cozystack/address-controller/test/builder"
+)
+
+// staticProvisioner serves no class: the static class runs through the core
+// alone, from addresses an admin created.
+const staticProvisioner = "static.chaos.local.sdn.cozystack.io"
+
+// The workload's classes and their ranges; none overlaps another.
+var classes = []struct {
+	name    string
+	metallb bool
+	reclaim v1alpha1.ReclaimPolicy
+	v4, v6  netip.Prefix
+}{
+	{"chaos-delete", true, v1alpha1.ReclaimDelete, netip.MustParsePrefix("10.210.0.0/21"), netip.MustParsePrefix("fd00:210::/116")},
+	{"chaos-retain", true, v1alpha1.ReclaimRetain, netip.MustParsePrefix("10.211.0.0/21"), netip.MustParsePrefix("fd00:211::/116")},
+	{"chaos-static", false, v1alpha1.ReclaimDelete, netip.MustParsePrefix("10.212.0.0/20"), netip.MustParsePrefix("fd00:212::/116")},
+}
+
+// inPools says whether ip is in any class's range.
+func inPools(ip netip.Addr) bool {
+	for _, c := range classes {
+		if c.v4.Contains(ip) || c.v6.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// claimPlan is one claim of the workload.
+type claimPlan struct {
+	name, class string
+	family      v1alpha1.IPFamily
+	metallb     bool
+}
+
+// workload creates, rebuilds, toggles and deletes at a steady pace while
+// the kills go on.
+type workload struct {
+	e      *env
+	rng    *rand.Rand
+	claims []claimPlan
+	// serviceClaim is the claim index each Service names.
+	serviceClaim []int
+	ops          []op
+
+	mu     sync.Mutex
+	counts map[string]int
+	errs   []string
+	done   time.Time
+}
+
+type op struct {
+	kind string
+	run  func(ctx context.Context) error
+}
+
+func serviceName(j int) string { return fmt.Sprintf("svc-%04d", j) }
+
+// plan decides every claim's class and family, which Services are rebuilt
+// or toggled, and which claims are deleted, from the seed.
+func plan(e *env, seed int64) *workload {
+	cfg := e.cfg
+	w := &workload{e: e, rng: rand.New(rand.NewPCG(uint64(seed), 0x776f726b)), counts: map[string]int{}}
+	nStatic := int(float64(cfg.Claims) * cfg.StaticShare)
+	nRetain := int(float64(cfg.Claims) * cfg.RetainShare)
+	order := w.rng.Perm(cfg.Claims)
+	w.claims = make([]claimPlan, cfg.Claims)
+	for rank, i := range order {
+		c := claimPlan{name: fmt.Sprintf("claim-%04d", i), family: cfg.Families[i%len(cfg.Families)]}
+		switch {
+		case rank < nStatic:
+			c.class = "chaos-static"
+		case rank < nStatic+nRetain:
+			c.class, c.metallb = "chaos-retain", true
+		default:
+			c.class, c.metallb = "chaos-delete", true
+		}
+		w.claims[i] = c
+	}
+	named := map[int]bool{}
+	for i := range w.claims {
+		if len(w.serviceClaim) < cfg.Services && w.claims[i].metallb {
+			w.serviceClaim = append(w.serviceClaim, i)
+			named[i] = true
+		}
+	}
+
+	// Claims first, each Service right after its claim: associations are
+	// asked for while claims are still being provisioned.
+	svcOf := map[int]int{}
+	for j, i := range w.serviceClaim {
+		svcOf[i] = j
+	}
+	for i := range w.claims {
+		w.ops = append(w.ops, op{"claim created", func(ctx context.Context) error { return w.createClaim(ctx, i) }})
+		if j, ok := svcOf[i]; ok {
+			w.ops = append(w.ops, op{"association (Service created)", func(ctx context.Context) error { return w.createService(ctx, j) }})
+		}
+	}
+	// Then rebuilds, toggles and claim deletions, shuffled together.
+	svcOrder := w.rng.Perm(len(w.serviceClaim))
+	var later []op
+	for _, j := range svcOrder[:cfg.Rebuilds] {
+		later = append(later, op{"rebuild", func(ctx context.Context) error { return w.rebuild(ctx, j) }})
+	}
+	for _, j := range svcOrder[cfg.Rebuilds : cfg.Rebuilds+cfg.Toggles] {
+		later = append(later, op{"toggle", func(ctx context.Context) error { return w.toggle(ctx, j) }})
+	}
+	// Half the deletions hit claims whose Service stays, the rest claims no
+	// Service names.
+	var withService, without []int
+	for _, j := range svcOrder[cfg.Rebuilds+cfg.Toggles:] {
+		withService = append(withService, w.serviceClaim[j])
+	}
+	for _, i := range w.rng.Perm(cfg.Claims) {
+		if !named[i] {
+			without = append(without, i)
+		}
+	}
+	half := min((cfg.ClaimDeletions+1)/2, len(withService))
+	victims := append(append([]int(nil), withService[:half]...), without[:min(cfg.ClaimDeletions-half, len(without))]...)
+	for _, i := range victims {
+		later = append(later, op{"claim deleted", func(ctx context.Context) error { return w.deleteClaim(ctx, i) }})
+	}
+	w.rng.Shuffle(len(later), func(a, b int) { later[a], later[b] = later[b], later[a] })
+	w.ops = append(w.ops, later...)
+	return w
+}
+
+// setup makes the classes and the static class's Available addresses, and
+// waits until the MetalLB classes are rendered.
+func (w *workload) setup(ctx context.Context) error {
+	c := w.e.c
+	for _, cl := range classes {
+		var class *v1alpha1.IPAddressClass
+		if cl.metallb {
+			params := fmt.Sprintf(`{"addresses": [%q, %q]}`, cl.v4, cl.v6)
+			class = b.Class(cl.name, v1alpha1.ProvisionerMetalLB, b.Parameters(params), b.ClassReclaim(cl.reclaim))
+		} else {
+			class = b.Class(cl.name, staticProvisioner, b.ClassReclaim(cl.reclaim))
+		}
+		if err := c.Create(ctx, class); err != nil {
+			return err
+		}
+	}
+	// Enough static addresses of each family, and five to spare.
+	need := map[v1alpha1.IPFamily]int{}
+	for _, p := range w.claims {
+		if p.class == "chaos-static" {
+			for _, f := range p.family.Families() {
+				need[f]++
+			}
+		}
+	}
+	static := classes[2]
+	for f, prefix := range map[v1alpha1.IPFamily]netip.Prefix{v1alpha1.IPv4: static.v4, v1alpha1.IPv6: static.v6} {
+		ip := prefix.Addr()
+		for range need[f] + 5 {
+			ip = ip.Next()
+			name := "static-" + strings.NewReplacer(".", "-", ":", "-").Replace(ip.String())
+			if err := c.Create(ctx, b.Address(name, ip.String(), static.name)); err != nil {
+				return err
+			}
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for _, cl := range classes[:2] {
+		for {
+			class := &v1alpha1.IPAddressClass{}
+			if err := c.Get(ctx, client.ObjectKey{Name: cl.name}, class); err != nil {
+				return err
+			}
+			if meta.IsStatusConditionTrue(class.Status.Conditions, v1alpha1.ConditionRendered) {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("class %s not rendered within a minute: %v", cl.name, class.Status.Conditions)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// run issues the operations evenly over d, each on one of the workers.
+func (w *workload) run(ctx context.Context, d time.Duration) {
+	interval := d / time.Duration(max(len(w.ops), 1))
+	queue := make(chan op)
+	var wg sync.WaitGroup
+	for range w.e.cfg.Workers {
+		wg.Go(func() {
+			for o := range queue {
+				if err := o.run(ctx); err != nil {
+					w.failed(o.kind, err)
+					continue
+				}
+				w.mu.Lock()
+				w.counts[o.kind]++
+				w.mu.Unlock()
+			}
+		})
+	}
+	start := time.Now()
+	for i, o := range w.ops {
+		if wait := time.Until(start.Add(time.Duration(i) * interval)); wait > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		queue <- o
+	}
+	close(queue)
+	wg.Wait()
+	w.mu.Lock()
+	w.done = time.Now()
+	w.mu.Unlock()
+	w.e.cfg.logf("Workload done: %v, %d errors", w.summary(), len(w.errors()))
+}
+
+func (w *workload) failed(kind string, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.errs = append(w.errs, kind+": "+err.Error())
+}
+
+func (w *workload) summary() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range w.counts {
+		out[k] = v
+	}
+	return out
+}
+
+func (w *workload) errors() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.errs...)
+}
+
+func (w *workload) createClaim(ctx context.Context, i int) error {
+	p := w.claims[i]
+	return w.e.c.Create(ctx, b.Claim(tenantNamespace, p.name, b.OfClass(p.class), b.Family(p.family)))
+}
+
+// service is Service j as created: of its claim's families, naming it.
+func (w *workload) service(j int) *corev1.Service {
+	p := w.claims[w.serviceClaim[j]]
+	opts := []b.ServiceOption{b.ForClaim(p.name)}
+	switch p.family {
+	case v1alpha1.IPv6:
+		opts = append(opts, b.IPv6Only())
+	case v1alpha1.Dual:
+		opts = append(opts, b.DualStack())
+	}
+	return b.Service(tenantNamespace, serviceName(j), opts...)
+}
+
+func (w *workload) createService(ctx context.Context, j int) error {
+	return w.e.c.Create(ctx, w.service(j))
+}
+
+// rebuild deletes Service j, waits until it is gone (the driver's carrier
+// finalizer keeps it until its hold is back), and creates it again naming
+// the same claim: a dissociation and an association.
+func (w *workload) rebuild(ctx context.Context, j int) error {
+	svc := w.service(j)
+	if err := w.e.c.Delete(ctx, svc); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		err := w.e.c.Get(ctx, client.ObjectKeyFromObject(svc), &corev1.Service{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("service %s/%s still there 3 minutes after its deletion (err %v)", svc.Namespace, svc.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return w.e.c.Create(ctx, w.service(j))
+}
+
+// toggle removes Service j's annotation, waits one to three seconds, and
+// puts it back: a dissociation and an association.
+func (w *workload) toggle(ctx context.Context, j int) error {
+	patch := func(value any) error {
+		body := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, v1alpha1.AnnotationIPAddressClaim, value)
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: tenantNamespace, Name: serviceName(j)}}
+		return w.e.c.Patch(ctx, svc, client.RawPatch(types.MergePatchType, []byte(body)))
+	}
+	if err := patch("null"); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Second + time.Duration(w.jitter(2*time.Second))):
+	}
+	return patch(fmt.Sprintf("%q", w.claims[w.serviceClaim[j]].name))
+}
+
+func (w *workload) jitter(d time.Duration) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.rng.Int64N(int64(d))
+}
+
+func (w *workload) deleteClaim(ctx context.Context, i int) error {
+	return w.e.c.Delete(ctx, b.Claim(tenantNamespace, w.claims[i].name))
+}
