@@ -144,6 +144,18 @@ const (
 	// ConditionRendered on an IPAddressClass (set by the driver) says whether
 	// the driver could render the class into backend configuration.
 	ConditionRendered = "Rendered"
+
+	// ConditionWithinLimits on an IPAddressClass with addressesPerNamespace
+	// (set by the core) is False while a namespace holds more addresses of
+	// the class than the limit, which happens only when the limit is lowered
+	// below what was already admitted.
+	ConditionWithinLimits = "WithinLimits"
+)
+
+// Reasons of the class's WithinLimits condition.
+const (
+	ReasonWithinLimits        = "WithinLimits"
+	ReasonNamespacesOverLimit = "NamespacesOverLimit"
 )
 
 // Reasons of the claim's ClassResolved condition.
@@ -182,6 +194,12 @@ const (
 	ReasonDuplicate = "Duplicate"
 	// ReasonDriverPhase: the driver owns the phase (Conflict or Lost).
 	ReasonDriverPhase = "DriverPhase"
+	// ReasonClassNotAllowed: the class's namespaceSelector does not match the
+	// claim's namespace; nothing is bound or provisioned for the claim.
+	ReasonClassNotAllowed = "ClassNotAllowed"
+	// ReasonClassLimitReached: admitting the claim would take its namespace
+	// past the class's addressesPerNamespace; it waits for a release.
+	ReasonClassLimitReached = "ClassLimitReached"
 )
 
 // Event reasons of the drivers.
@@ -212,4 +230,6 @@ const (
 	EventReclaimed           = "Reclaimed"
 	EventReleaseDelayExpired = "ReleaseDelayExpired"
 	EventProvisioning        = "ExternalProvisioning"
+	EventClassNotAllowed     = "ClassNotAllowed"
+	EventClassLimitReached   = "ClassLimitReached"
 )
