@@ -32,16 +32,21 @@ import (
 const (
 	// indexClaimByClass: the class a live claim names or resolved to.
 	indexClaimByClass = "core.claimByClass"
-	// indexRefusedClaim: for claims refused by their class's policy,
-	// refusedAny and refusedClassKey(class).
-	indexRefusedClaim = "core.refusedClaim"
+	// indexUnadmittedClaim: for live claims that are neither stamped for a
+	// driver nor Bound or Lost (so: not yet processed, waiting for their
+	// class, or refused by its policy), unadmittedAny and
+	// unadmittedClassKey(class), "class:" while no class is known. The keys
+	// do not depend on the refusal written to the claim's status, so a
+	// policy change that lands while a pass is refusing the claim still
+	// finds it.
+	indexUnadmittedClaim = "core.unadmittedClaim"
 	// indexUsageByClass: the class of a usage ledger (its name).
 	indexUsageByClass = "core.usageByClass"
 
-	refusedAny = "any"
+	unadmittedAny = "any"
 )
 
-func refusedClassKey(class string) string { return "class:" + class }
+func unadmittedClassKey(class string) string { return "class:" + class }
 
 func accessIndexes() []manager.Index {
 	return []manager.Index{
@@ -52,15 +57,13 @@ func accessIndexes() []manager.Index {
 			}
 			return nil
 		}},
-		{Object: &v1alpha1.IPAddressClaim{}, Field: indexRefusedClaim, Extract: func(o client.Object) []string {
+		{Object: &v1alpha1.IPAddressClaim{}, Field: indexUnadmittedClaim, Extract: func(o client.Object) []string {
 			c := o.(*v1alpha1.IPAddressClaim)
-			switch boundReason(c) {
-			case v1alpha1.ReasonClassNotAllowed, v1alpha1.ReasonClassLimitReached:
-				if c.DeletionTimestamp == nil {
-					return []string{refusedAny, refusedClassKey(claimClassName(c))}
-				}
+			if c.DeletionTimestamp != nil || c.Annotations[v1alpha1.AnnotationProvisioner] != "" ||
+				c.Status.Phase == v1alpha1.ClaimBound || c.Status.Phase == v1alpha1.ClaimLost {
+				return nil
 			}
-			return nil
+			return []string{unadmittedAny, unadmittedClassKey(claimClassName(c))}
 		}},
 		{Object: &v1alpha1.IPAddressClassUsage{}, Field: indexUsageByClass, Extract: func(o client.Object) []string {
 			return []string{o.GetName()}
@@ -68,16 +71,17 @@ func accessIndexes() []manager.Index {
 	}
 }
 
-// refusedInNamespace wakes the claims of a namespace that its classes
-// refused: the namespace's labels changed.
-func (r *ClaimReconciler) refusedInNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
-	return r.claimsInNamespaceByIndex(ctx, obj.GetName(), indexRefusedClaim, refusedAny)
+// unadmittedInNamespace wakes the claims of a namespace that no class
+// admitted yet: the namespace's labels changed.
+func (r *ClaimReconciler) unadmittedInNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.claimsInNamespaceByIndex(ctx, obj.GetName(), indexUnadmittedClaim, unadmittedAny)
 }
 
-// refusedForLedger wakes the claims a ledger's class refused in its
-// namespace: the ledger went down.
-func (r *ClaimReconciler) refusedForLedger(ctx context.Context, obj client.Object) []reconcile.Request {
-	return r.claimsInNamespaceByIndex(ctx, obj.GetNamespace(), indexRefusedClaim, refusedClassKey(obj.GetName()))
+// unadmittedForLedger wakes the claims of a ledger's namespace waiting for
+// admission to its class, or for any class: the ledger went down.
+func (r *ClaimReconciler) unadmittedForLedger(ctx context.Context, obj client.Object) []reconcile.Request {
+	return append(r.claimsInNamespaceByIndex(ctx, obj.GetNamespace(), indexUnadmittedClaim, unadmittedClassKey(obj.GetName())),
+		r.claimsInNamespaceByIndex(ctx, obj.GetNamespace(), indexUnadmittedClaim, unadmittedClassKey(""))...)
 }
 
 func (r *ClaimReconciler) claimsInNamespaceByIndex(ctx context.Context, ns, index, key string) []reconcile.Request {

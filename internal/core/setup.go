@@ -85,8 +85,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		For(&v1alpha1.IPAddressClaim{}, builder.WithPredicates(specOrMetadataChanged())).
 		Watches(&v1alpha1.IPAddress{}, claims.addressEvents()).
 		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(claims.claimsForClass), builder.WithPredicates(specOrMetadataChanged())).
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(claims.refusedInNamespace), builder.WithPredicates(predicate.LabelChangedPredicate{})).
-		Watches(&v1alpha1.IPAddressClassUsage{}, handler.EnqueueRequestsFromMapFunc(claims.refusedForLedger), builder.WithPredicates(ledgerShrank())).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(claims.unadmittedInNamespace), builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Watches(&v1alpha1.IPAddressClassUsage{}, handler.EnqueueRequestsFromMapFunc(claims.unadmittedForLedger), builder.WithPredicates(ledgerShrank())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.ClaimConcurrency, 1)}).
 		Complete(manager.RetryConflicts(claims))
 	if err != nil {
