@@ -151,3 +151,43 @@ func TestOverLimit(t *testing.T) {
 	g.Expect(c.Message).To(ContainSubstring("b (2/1)"))
 	g.Expect(withinLimits(class, nil, t0).Status).To(Equal(metav1.ConditionTrue))
 }
+
+func TestMissingEntriesCountOnlyAdmittedLiveClaims(t *testing.T) {
+	g := NewWithT(t)
+	class := b.Class("public", "p", b.PerNamespace(1))
+	claim := func(name string, mutate func(*v1alpha1.IPAddressClaim)) v1alpha1.IPAddressClaim {
+		c := b.Claim("ns", name, b.Family(v1alpha1.Dual))
+		c.UID = types.UID("uid-" + name)
+		mutate(c)
+		return *c
+	}
+	stamped := func(c *v1alpha1.IPAddressClaim) {
+		metav1.SetMetaDataAnnotation(&c.ObjectMeta, v1alpha1.AnnotationProvisioner, "p")
+	}
+	claims := []v1alpha1.IPAddressClaim{
+		claim("stamped", stamped),
+		claim("bound", func(c *v1alpha1.IPAddressClaim) { c.Status.Phase = v1alpha1.ClaimBound }),
+		claim("holding", func(c *v1alpha1.IPAddressClaim) {
+			c.Status.Addresses = []v1alpha1.ClaimedAddress{{Name: "ip-203-0-113-7", Address: "203.0.113.7"}}
+		}),
+		claim("lost", func(c *v1alpha1.IPAddressClaim) { c.Status.Phase = v1alpha1.ClaimLost }),
+		claim("refused", func(c *v1alpha1.IPAddressClaim) { c.Status.Phase = v1alpha1.ClaimPending }),
+		claim("other-driver", func(c *v1alpha1.IPAddressClaim) {
+			metav1.SetMetaDataAnnotation(&c.ObjectMeta, v1alpha1.AnnotationProvisioner, "q")
+		}),
+		claim("deleting", func(c *v1alpha1.IPAddressClaim) {
+			stamped(c)
+			c.DeletionTimestamp = &t0
+		}),
+		claim("known", stamped),
+	}
+	known := []v1alpha1.AdmittedClaim{{Name: "known", UID: "uid-known", Addresses: 2}}
+	got := missingEntries(known, claims, class)
+	names := []string{}
+	for _, e := range got {
+		names = append(names, e.Name)
+		g.Expect(e.Addresses).To(Equal(int32(2)), e.Name)
+	}
+	g.Expect(names).To(Equal([]string{"bound", "holding", "known", "lost", "stamped"}))
+	g.Expect(known).To(HaveLen(1), "the ledger passed in is not modified")
+}
