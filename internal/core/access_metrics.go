@@ -27,21 +27,27 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 )
 
+// Labels of the per-namespace gauges.
+const (
+	labelClass     = "class"
+	labelNamespace = "namespace"
+)
+
 // Per-namespace use of each class, for dashboards and for alerts on tenants
 // nearing their limit.
 var (
 	classAddressesHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "address_controller_class_addresses_held",
 		Help: "Addresses bound to the claims of a namespace, by class.",
-	}, []string{"class", "namespace"})
+	}, []string{labelClass, labelNamespace})
 	classAddressesAdmitted = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "address_controller_class_addresses_admitted",
 		Help: "Addresses admitted to a namespace under a class's addressesPerNamespace (its IPAddressClassUsage), by class.",
-	}, []string{"class", "namespace"})
+	}, []string{labelClass, labelNamespace})
 	classAddressesPerNamespace = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "address_controller_class_addresses_per_namespace",
 		Help: "A class's spec.addressesPerNamespace; absent for classes without a limit.",
-	}, []string{"class"})
+	}, []string{labelClass})
 	registerAccessMetrics sync.Once
 )
 

@@ -183,7 +183,7 @@ func TestMissingEntriesCountOnlyAdmittedLiveClaims(t *testing.T) {
 	}
 	known := []v1alpha1.AdmittedClaim{{Name: "known", UID: "uid-known", Addresses: 2}}
 	got := missingEntries(known, claims, class)
-	names := []string{}
+	names := make([]string, 0, len(got))
 	for _, e := range got {
 		names = append(names, e.Name)
 		g.Expect(e.Addresses).To(Equal(int32(2)), e.Name)

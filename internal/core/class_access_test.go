@@ -45,7 +45,7 @@ func refused(reason string) testkit.ClaimState {
 }
 
 // ledgerOf returns the claims and count of a namespace's usage record for a class.
-func ledgerOf(g Gomega, ns, class string) func() []any {
+func ledgerOf(ns, class string) func() []any {
 	return func() []any {
 		l := &v1alpha1.IPAddressClassUsage{}
 		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: class}, l); err != nil {
@@ -135,7 +135,7 @@ func TestLimitCountsAddressesAndWaitsForARelease(t *testing.T) {
 
 	kit.Create(g, b.Claim(ns, "single", b.OfClass(class)))
 	g.Eventually(kit.StateOfClaim(g, ns, "single"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
-	g.Expect(ledgerOf(g, ns, class)()).To(Equal([]any{[]string{"single:1"}, int32(1)}))
+	g.Expect(ledgerOf(ns, class)()).To(Equal([]any{[]string{"single:1"}, int32(1)}))
 
 	// A Dual claim counts two: one more than is left.
 	kit.Create(g, b.Claim(ns, "dual", b.OfClass(class), b.Family(v1alpha1.Dual)))
@@ -150,12 +150,12 @@ func TestLimitCountsAddressesAndWaitsForARelease(t *testing.T) {
 	g.Expect(k8s.Delete(context.Background(), kit.Claim(g, ns, "single"))).To(Succeed())
 	g.Eventually(kit.StateOfClaim(g, ns, "dual"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	g.Expect(kit.Claim(g, ns, "dual").Status.Addresses).To(HaveLen(2))
-	g.Eventually(ledgerOf(g, ns, class), timeout, tick).Should(Equal([]any{[]string{"dual:2"}, int32(2)}))
+	g.Eventually(ledgerOf(ns, class), timeout, tick).Should(Equal([]any{[]string{"dual:2"}, int32(2)}))
 
 	// Raising the limit lets a waiting claim in by itself.
 	kit.Create(g, b.Claim(ns, "third", b.OfClass(class)))
 	g.Eventually(kit.StateOfClaim(g, ns, "third"), timeout, tick).Should(Equal(refused(v1alpha1.ReasonClassLimitReached)))
-	patchClass(g, class, func(c *v1alpha1.IPAddressClass) { c.Spec.AddressesPerNamespace = ptrTo(int32(3)) })
+	patchClass(g, class, func(c *v1alpha1.IPAddressClass) { c.Spec.AddressesPerNamespace = new(int32(3)) })
 	g.Eventually(kit.StateOfClaim(g, ns, "third"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 
 	// The use is a metric, per class and namespace.
@@ -168,23 +168,21 @@ func TestLimitCountsAddressesAndWaitsForARelease(t *testing.T) {
 	}, timeout, tick).Should(Equal([]float64{3, 3, 3}))
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 func TestConcurrentClaimsCannotBothPassALimitOfOne(t *testing.T) {
 	g := NewWithT(t)
 	startCore(t)
 	class := testkit.Name(t)
 	kit.Create(g, b.Class(class, provisioner, b.PerNamespace(1)))
 	const namespaces, claims = 3, 8
-	var addrs []client.Object
+	addrs := make([]client.Object, 0, namespaces*claims)
 	for i := range namespaces * claims {
 		addrs = append(addrs, b.Address(fmt.Sprintf("%s-%02d", class, i), fmt.Sprintf("198.18.182.%d", i+1), class))
 	}
 	kit.Create(g, addrs...)
 	g.Eventually(kit.StateOfAddress(g, addrs[len(addrs)-1].GetName()), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 
-	var all []client.Object
-	var nss []string
+	all := make([]client.Object, 0, namespaces*claims)
+	nss := make([]string, 0, namespaces)
 	for n := range namespaces {
 		ns := labelledNamespace(t, g, fmt.Sprintf("%s-%d", class, n), nil)
 		nss = append(nss, ns)
@@ -223,7 +221,7 @@ func TestConcurrentClaimsCannotBothPassALimitOfOne(t *testing.T) {
 	g.Consistently(boundAddresses, 2*time.Second, 100*time.Millisecond).Should(Equal(namespaces))
 	for _, ns := range nss {
 		g.Expect(phases(ns)()).To(Equal(want))
-		g.Expect(ledgerOf(g, ns, class)()[1]).To(Equal(int32(1)))
+		g.Expect(ledgerOf(ns, class)()[1]).To(Equal(int32(1)))
 	}
 }
 
@@ -240,7 +238,7 @@ func TestLoweredLimitKeepsBoundClaimsAndReportsTheNamespace(t *testing.T) {
 		g.Eventually(kit.StateOfClaim(g, ns, c), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	}
 
-	patchClass(g, class, func(c *v1alpha1.IPAddressClass) { c.Spec.AddressesPerNamespace = ptrTo(int32(1)) })
+	patchClass(g, class, func(c *v1alpha1.IPAddressClass) { c.Spec.AddressesPerNamespace = new(int32(1)) })
 	withinLimits := func() []string {
 		c := &v1alpha1.IPAddressClass{}
 		g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: class}, c)).To(Succeed())
@@ -252,7 +250,7 @@ func TestLoweredLimitKeepsBoundClaimsAndReportsTheNamespace(t *testing.T) {
 	}
 	g.Eventually(withinLimits, timeout, tick).Should(ContainElements("False", v1alpha1.ReasonNamespacesOverLimit,
 		ContainSubstring(ns+" (3/1)")))
-	g.Expect(ledgerOf(g, ns, class)()).To(Equal([]any{[]string{"a:1", "b:1", "c:1"}, int32(3)}))
+	g.Expect(ledgerOf(ns, class)()).To(Equal([]any{[]string{"a:1", "b:1", "c:1"}, int32(3)}))
 	for _, c := range []string{"a", "b", "c"} {
 		g.Expect(kit.StateOfClaim(g, ns, c)()).To(HaveField("Phase", v1alpha1.ClaimBound), "claim %s keeps its address", c)
 	}
@@ -295,5 +293,5 @@ func TestAClaimThatFindsItsEntryAfterACrashIsAdmitted(t *testing.T) {
 	// still waits: web holds the one address allowed.
 	kit.Create(g, b.Claim(ns, "two", b.OfClass(class)))
 	g.Eventually(kit.StateOfClaim(g, ns, "two"), timeout, tick).Should(Equal(refused(v1alpha1.ReasonClassLimitReached)))
-	g.Eventually(ledgerOf(g, ns, class), timeout, tick).Should(Equal([]any{[]string{"web:1"}, int32(1)}))
+	g.Eventually(ledgerOf(ns, class), timeout, tick).Should(Equal([]any{[]string{"web:1"}, int32(1)}))
 }

@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 package v1alpha1_test
 
 import (
@@ -32,6 +33,8 @@ func expr(key string, op metav1.LabelSelectorOperator, values ...string) metav1.
 	return metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: key, Operator: op, Values: values}}}
 }
 
+const selectorField = "spec.namespaceSelector"
+
 func TestRejectsBadClassAccess(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -40,17 +43,17 @@ func TestRejectsBadClassAccess(t *testing.T) {
 		msg   string
 	}{
 		{"unknown operator", class("access-1", withSelector(expr("tier", "Near", "x"))),
-			"spec.namespaceSelector", "operator must be In, NotIn, Exists or DoesNotExist"},
+			selectorField, "operator must be In, NotIn, Exists or DoesNotExist"},
 		{"In without values", class("access-2", withSelector(expr("tier", metav1.LabelSelectorOpIn))),
-			"spec.namespaceSelector", "with operator In or NotIn needs at least one value"},
+			selectorField, "with operator In or NotIn needs at least one value"},
 		{"Exists with values", class("access-3", withSelector(expr("tier", metav1.LabelSelectorOpExists, "x"))),
-			"spec.namespaceSelector", "with operator Exists or DoesNotExist takes no values"},
+			selectorField, "with operator Exists or DoesNotExist takes no values"},
 		{"expression key not a label key", class("access-4", withSelector(expr("Tier Name", metav1.LabelSelectorOpExists))),
-			"spec.namespaceSelector", "key must be a label key"},
+			selectorField, "key must be a label key"},
 		{"matchLabels key not a label key", class("access-5", withSelector(metav1.LabelSelector{MatchLabels: map[string]string{"a b": "x"}})),
-			"spec.namespaceSelector", "must map label keys to label values"},
+			selectorField, "must map label keys to label values"},
 		{"matchLabels value not a label value", class("access-6", withSelector(metav1.LabelSelector{MatchLabels: map[string]string{"tier": "not a value"}})),
-			"spec.namespaceSelector", "must map label keys to label values"},
+			selectorField, "must map label keys to label values"},
 		{"negative limit", class("access-7", func(c *v1alpha1.IPAddressClass) { n := int32(-1); c.Spec.AddressesPerNamespace = &n }),
 			"spec.addressesPerNamespace", "greater than or equal to 0"},
 	}
