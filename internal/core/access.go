@@ -66,6 +66,8 @@ const (
 type accessDecision struct {
 	verdict         accessVerdict
 	reason, message string
+	// invalidSelector: the refusal is the class's fault, not the namespace's.
+	invalidSelector bool
 }
 
 // decideAccess decides a claim's admission to its class. It never reads a
@@ -76,12 +78,12 @@ func decideAccess(req accessRequest) accessDecision {
 		s, err := metav1.LabelSelectorAsSelector(sel)
 		if err != nil {
 			return accessDecision{accessRefused, v1alpha1.ReasonClassNotAllowed,
-				fmt.Sprintf("IPAddressClass %s has an invalid spec.namespaceSelector (%v); no namespace may claim from it", class.Name, err)}
+				fmt.Sprintf("IPAddressClass %s has an invalid spec.namespaceSelector (%v); no namespace may claim from it", class.Name, err), true}
 		}
 		if !s.Matches(labels.Set(req.namespaceLabels)) {
 			return accessDecision{accessRefused, v1alpha1.ReasonClassNotAllowed,
 				fmt.Sprintf("IPAddressClass %s does not serve namespace %s: its labels do not match spec.namespaceSelector %s",
-					class.Name, claim.Namespace, s.String())}
+					class.Name, claim.Namespace, s.String()), false}
 		}
 	}
 	limit := class.Spec.AddressesPerNamespace
@@ -99,7 +101,7 @@ func decideAccess(req accessRequest) accessDecision {
 	if used+want > *limit {
 		return accessDecision{accessRefused, v1alpha1.ReasonClassLimitReached,
 			fmt.Sprintf("Namespace %s holds %d of the %d addresses IPAddressClass %s allows per namespace%s and this claim needs %d; it waits until claims are deleted or the limit is raised",
-				claim.Namespace, used, *limit, class.Name, describeEntries(entries), want)}
+				claim.Namespace, used, *limit, class.Name, describeEntries(entries), want), false}
 	}
 	return accessDecision{verdict: accessRecord}
 }

@@ -68,6 +68,10 @@ func TestDecideAccess(t *testing.T) {
 		}),
 		claim: b.Claim("ns", "a"), want: accessRefused, wantReason: v1alpha1.ReasonClassNotAllowed,
 	}, {
+		name:  "selector with a malformed label key refuses",
+		class: b.Class("c", "p", b.NamespaceSelector(map[string]string{"not a key": "x"})),
+		claim: b.Claim("ns", "a"), labels: map[string]string{"not a key": "x"}, want: accessRefused, wantReason: v1alpha1.ReasonClassNotAllowed,
+	}, {
 		name: "selector refuses before the limit is counted", class: b.Class("c", "p", b.NamespaceSelector(public), b.PerNamespace(5)),
 		claim: b.Claim("ns", "a"), want: accessRefused, wantReason: v1alpha1.ReasonClassNotAllowed,
 	}, {

@@ -95,6 +95,10 @@ func (r *ClaimReconciler) admit(ctx context.Context, claim *v1alpha1.IPAddressCl
 				event = v1alpha1.EventClassLimitReached
 			}
 			r.Recorder.Eventf(claim, class, corev1.EventTypeWarning, event, "Admit", "%s", d.message)
+			if d.invalidSelector {
+				r.Recorder.Eventf(class, claim, corev1.EventTypeWarning, v1alpha1.EventInvalidNamespaceSelector, "Admit",
+					"Refused claim %s: %s", claim.ClaimKey(), d.message)
+			}
 		}
 		return &familyWait{d.reason, d.message}, nil
 	}

@@ -295,3 +295,21 @@ func TestAClaimThatFindsItsEntryAfterACrashIsAdmitted(t *testing.T) {
 	g.Eventually(kit.StateOfClaim(g, ns, "two"), timeout, tick).Should(Equal(refused(v1alpha1.ReasonClassLimitReached)))
 	g.Eventually(ledgerOf(ns, class), timeout, tick).Should(Equal([]any{[]string{"web:1"}, int32(1)}))
 }
+
+func TestMalformedSelectorRefusesEveryClaimAndSaysSoOnTheClass(t *testing.T) {
+	g := NewWithT(t)
+	startCore(t)
+	ns, class := kit.Namespace(t), testkit.Name(t)
+	bad := b.Class(class, provisioner, b.NamespaceSelector(map[string]string{"not a key": "x"}))
+	kit.Create(g, bad, b.Address(class+"-a", "198.18.185.1", class))
+	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
+	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(Equal(refused(v1alpha1.ReasonClassNotAllowed)))
+	g.Expect(meta.FindStatusCondition(kit.Claim(g, ns, "web").Status.Conditions, v1alpha1.ConditionBound).Message).To(
+		ContainSubstring("invalid spec.namespaceSelector"))
+	g.Eventually(kit.EventsAbout(g, bad, v1alpha1.EventInvalidNamespaceSelector), timeout, tick).Should(
+		ContainElement(ContainSubstring(ns + "/web")))
+
+	// Fixing the selector admits the claim by itself.
+	patchClass(g, class, func(c *v1alpha1.IPAddressClass) { c.Spec.NamespaceSelector = &metav1.LabelSelector{} })
+	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+}

@@ -48,12 +48,6 @@ func TestRejectsBadClassAccess(t *testing.T) {
 			selectorField, "with operator In or NotIn needs at least one value"},
 		{"Exists with values", class("access-3", withSelector(expr("tier", metav1.LabelSelectorOpExists, "x"))),
 			selectorField, "with operator Exists or DoesNotExist takes no values"},
-		{"expression key not a label key", class("access-4", withSelector(expr("Tier Name", metav1.LabelSelectorOpExists))),
-			selectorField, "key must be a label key"},
-		{"matchLabels key not a label key", class("access-5", withSelector(metav1.LabelSelector{MatchLabels: map[string]string{"a b": "x"}})),
-			selectorField, "must map label keys to label values"},
-		{"matchLabels value not a label value", class("access-6", withSelector(metav1.LabelSelector{MatchLabels: map[string]string{"tier": "not a value"}})),
-			selectorField, "must map label keys to label values"},
 		{"negative limit", class("access-7", func(c *v1alpha1.IPAddressClass) { n := int32(-1); c.Spec.AddressesPerNamespace = &n }),
 			"spec.addressesPerNamespace", "greater than or equal to 0"},
 	}

@@ -60,12 +60,14 @@ type IPAddressClassSpec struct {
 	// matches every namespace. A claim from a namespace it does not match
 	// stays Pending (reason ClassNotAllowed) and nothing is provisioned for
 	// it. Claims admitted earlier keep their addresses when it changes.
+	// Admission checks the operators and values; label keys and values that
+	// are malformed (too costly to check in CEL on an unbounded selector)
+	// make the core refuse every claim of the class with ClassNotAllowed,
+	// naming the error.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="spec.namespaceSelector.matchExpressions[].operator must be In, NotIn, Exists or DoesNotExist"
 	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, !(e.operator in ['In', 'NotIn']) || (has(e.values) && size(e.values) > 0))",message="spec.namespaceSelector.matchExpressions[] with operator In or NotIn needs at least one value"
 	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, !(e.operator in ['Exists', 'DoesNotExist']) || !has(e.values) || size(e.values) == 0)",message="spec.namespaceSelector.matchExpressions[] with operator Exists or DoesNotExist takes no values"
-	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, !format.qualifiedName().validate(e.key).hasValue())",message="spec.namespaceSelector.matchExpressions[].key must be a label key such as example.com/tier"
-	// +kubebuilder:validation:XValidation:rule="!has(self.matchLabels) || self.matchLabels.all(k, !format.qualifiedName().validate(k).hasValue() && !format.labelValue().validate(self.matchLabels[k]).hasValue())",message="spec.namespaceSelector.matchLabels must map label keys to label values"
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 
 	// addressesPerNamespace, when set, is the most addresses one namespace

@@ -232,4 +232,7 @@ const (
 	EventProvisioning        = "ExternalProvisioning"
 	EventClassNotAllowed     = "ClassNotAllowed"
 	EventClassLimitReached   = "ClassLimitReached"
+	// EventInvalidNamespaceSelector on a class whose namespaceSelector has
+	// label keys or values admission could not check; its claims are refused.
+	EventInvalidNamespaceSelector = "InvalidNamespaceSelector"
 )
