@@ -71,11 +71,11 @@ func (r *ClaimReconciler) admit(ctx context.Context, claim *v1alpha1.IPAddressCl
 			return nil, err
 		}
 		if pruned != nil {
-			req.ledger = pruned
-			d = decideAccess(req)
-			if d.verdict == accessRefused {
-				return nil, r.writeLedger(ctx, stored, pruned)
+			if err := r.writeLedger(ctx, stored, pruned); err != nil {
+				return nil, err
 			}
+			stored, req.ledger = pruned, pruned.DeepCopy()
+			d = decideAccess(req)
 		}
 	}
 	switch d.verdict {

@@ -130,7 +130,7 @@ func TestLimitCountsAddressesAndWaitsForARelease(t *testing.T) {
 	ns, class := kit.Namespace(t), testkit.Name(t)
 	kit.Create(g, b.Class(class, provisioner, b.PerNamespace(2), b.ClassReclaim(v1alpha1.ReclaimRetain)),
 		b.Address(class+"-4a", "198.18.181.1", class), b.Address(class+"-4b", "198.18.181.2", class),
-		b.Address(class+"-6a", "2001:db8:181::1", class))
+		b.Address(class+"-4c", "198.18.181.3", class), b.Address(class+"-6a", "2001:db8:181::1", class))
 	g.Eventually(kit.StateOfAddress(g, class+"-6a"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 
 	kit.Create(g, b.Claim(ns, "single", b.OfClass(class)))
