@@ -74,8 +74,11 @@ func TestTenantRolesAggregateIntoTheDefaultRoles(t *testing.T) {
 	usages := claimGVR.GroupVersion().WithResource("ipaddressclassusages")
 	_, err = viewer.dyn.Resource(usages).Namespace(ns).List(ctx, metav1.ListOptions{})
 	g.Expect(err).NotTo(HaveOccurred(), "tenants read what counts against their class limits")
-	ledger := &unstructured.Unstructured{Object: map[string]any{"apiVersion": claimGVR.GroupVersion().String(),
-		"kind": "IPAddressClassUsage", "metadata": map[string]any{"name": "public", "namespace": ns}}}
+	ledger := &unstructured.Unstructured{}
+	ledger.SetAPIVersion(claimGVR.GroupVersion().String())
+	ledger.SetKind("IPAddressClassUsage")
+	ledger.SetNamespace(ns)
+	ledger.SetName("public")
 	_, err = editor.dyn.Resource(usages).Namespace(ns).Create(ctx, ledger, metav1.CreateOptions{})
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "only the core writes usage ledgers: %v", err)
 }

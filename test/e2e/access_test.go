@@ -33,7 +33,7 @@ import (
 )
 
 var _ = Describe("Class access", func() {
-	It("leaves MetalLB untouched for claims a class refuses, and admits one claim of many racing for a limit of one", func(ctx SpecContext) {
+	It("leaves MetalLB untouched for refused claims; one racing claim passes a limit of one", func(ctx SpecContext) {
 		const class = "access"
 		outside, inside := namespace(ctx, "tenant-access-out"), namespace(ctx, "tenant-access-in")
 		out, err := kubectl(ctx, "", "label", "namespace", inside, "tier=public")
@@ -60,7 +60,7 @@ spec:
 			testkit.ClaimState{Phase: v1alpha1.ClaimPending, Reason: v1alpha1.ReasonClassNotAllowed}))
 
 		By("claims racing for the one address a namespace may hold")
-		var racing []client.Object
+		racing := make([]client.Object, 0, 4)
 		for i := range 4 {
 			racing = append(racing, b.Claim(inside, fmt.Sprintf("c%d", i), b.OfClass(class)))
 		}
