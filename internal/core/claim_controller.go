@@ -47,9 +47,13 @@ import (
 // addresses smallest name first by writing claimRef with optimistic
 // concurrency, so two claims racing for one address cannot both win. A claim
 // that was Bound never gets a replacement: it goes Lost until its address
-// comes back. Status is computed last, by a pure function, and written once.
+// comes back. Before anything is bound or stamped, a claim is admitted to its
+// class (access.go); a refused claim binds nothing and is never stamped for
+// a driver. Status is computed last, by a pure function, and written once.
 type ClaimReconciler struct {
 	client.Client
+	// APIReader reads past the cache where a stale read could lose count.
+	APIReader client.Reader
 	Recorder  recorder.EventRecorder
 	Clock     clock.PassiveClock
 	available *availableSet
@@ -93,9 +97,25 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			return ctrl.Result{}, err
 		}
 	}
+	var refusal *familyWait
+	if obs.class.resolved() && restricted(obs.class.object) && !admittedBefore(&obs) {
+		// The finalizer goes on before the claim can enter a ledger.
+		if err := r.ensureMetadata(ctx, claim, obs.class, false); err != nil {
+			return ctrl.Result{}, err
+		}
+		if refusal, err = r.admit(ctx, claim, obs.class.object); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	// The finalizer goes on before anything can be bound to the claim.
-	if err := r.ensureMetadata(ctx, claim, obs.class); err != nil {
+	if err := r.ensureMetadata(ctx, claim, obs.class, refusal == nil); err != nil {
 		return ctrl.Result{}, err
+	}
+	if refusal != nil {
+		for _, f := range missingFamilies(claim, obs.bound) {
+			obs.waits[f] = *refusal
+		}
+		return ctrl.Result{}, r.writeStatus(ctx, claim, claimStatus(obs))
 	}
 	for _, a := range preBound {
 		if err := r.considerPreBinding(ctx, &obs, a); err != nil {
@@ -212,7 +232,7 @@ func (r *ClaimReconciler) resolveClass(ctx context.Context, claim *v1alpha1.IPAd
 		res.reason, res.message = v1alpha1.ReasonClassNotFound, fmt.Sprintf("IPAddressClass %s is being deleted", name)
 		return res, nil
 	}
-	res.name, res.provisioner = class.Name, class.Spec.Provisioner
+	res.name, res.provisioner, res.object = class.Name, class.Spec.Provisioner, class
 	res.reason = v1alpha1.ReasonResolved
 	res.message = fmt.Sprintf("Resolved to IPAddressClass %s (provisioner %s)", class.Name, class.Spec.Provisioner)
 	return res, nil
@@ -226,12 +246,12 @@ func claimClassName(c *v1alpha1.IPAddressClaim) string {
 	return c.Status.ClassName
 }
 
-// ensureMetadata adds the protection finalizer and stamps the resolved
-// class's provisioner, in one write.
-func (r *ClaimReconciler) ensureMetadata(ctx context.Context, claim *v1alpha1.IPAddressClaim, class classResolution) error {
+// ensureMetadata adds the protection finalizer and, if stamp is set, stamps
+// the resolved class's provisioner, in one write.
+func (r *ClaimReconciler) ensureMetadata(ctx context.Context, claim *v1alpha1.IPAddressClaim, class classResolution, stamp bool) error {
 	orig := claim.DeepCopy()
 	controllerutil.AddFinalizer(claim, v1alpha1.FinalizerClaimProtection)
-	if class.resolved() && claim.Annotations[v1alpha1.AnnotationProvisioner] != class.provisioner {
+	if stamp && class.resolved() && claim.Annotations[v1alpha1.AnnotationProvisioner] != class.provisioner {
 		if claim.Annotations == nil {
 			claim.Annotations = map[string]string{}
 		}
@@ -276,6 +296,9 @@ func (r *ClaimReconciler) reclaim(ctx context.Context, claim *v1alpha1.IPAddress
 		if err := reclaimAddress(ctx, r.Client, r.Recorder, a, "claim "+claim.ClaimKey()+" was deleted", now); err != nil {
 			return err
 		}
+	}
+	if err := r.releaseAdmission(ctx, claim); err != nil {
+		return err
 	}
 	orig := claim.DeepCopy()
 	controllerutil.RemoveFinalizer(claim, v1alpha1.FinalizerClaimProtection)

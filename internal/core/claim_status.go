@@ -34,6 +34,8 @@ type classResolution struct {
 	consulted bool
 	// name and provisioner of the resolved class; empty when unresolved.
 	name, provisioner string
+	// object is the resolved class, for its access policy.
+	object *v1alpha1.IPAddressClass
 	// reason and message of the ClassResolved condition.
 	reason, message string
 }

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -36,12 +37,16 @@ import (
 // Design: a class names the driver that holds its addresses, so it stays
 // while any IPAddress of it exists, in any phase. Deleting it only stops new
 // claims from resolving to it; bound claims never consult their class again.
+// A class with addressesPerNamespace also reports, on its WithinLimits
+// condition, the namespaces that hold more than the limit (class_limits.go).
 type ClassReconciler struct {
 	client.Client
 	Recorder recorder.EventRecorder
+	Clock    clock.PassiveClock
 }
 
 // +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclasses,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclasses/status,verbs=get;update;patch
 
 // Reconcile runs one pass over a class.
 func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -51,7 +56,7 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	if class.DeletionTimestamp == nil {
 		if controllerutil.ContainsFinalizer(class, v1alpha1.FinalizerClassProtection) {
-			return ctrl.Result{}, nil
+			return ctrl.Result{}, r.reportLimits(ctx, class)
 		}
 		orig := class.DeepCopy()
 		controllerutil.AddFinalizer(class, v1alpha1.FinalizerClassProtection)

@@ -55,7 +55,7 @@ func pendingFamilyKey(class string, family v1alpha1.IPFamily) string {
 }
 
 func setupIndexes(ctx context.Context, idx client.FieldIndexer) error {
-	return manager.AddIndexes(ctx, idx, append(manager.AddressIndexes(),
+	return manager.AddIndexes(ctx, idx, append(append(manager.AddressIndexes(),
 		manager.Index{Object: &v1alpha1.IPAddress{}, Field: indexAddressByClassFamilyPhase, Extract: func(o client.Object) []string {
 			a := o.(*v1alpha1.IPAddress)
 			return []string{classFamilyPhaseKey(a.Spec.ClassName, a.Family(), a.Status.Phase)}
@@ -75,7 +75,7 @@ func setupIndexes(ctx context.Context, idx client.FieldIndexer) error {
 			}
 			return nil
 		}},
-	)...)
+	), accessIndexes()...)...)
 }
 
 // pendingKeys indexes a claim that still waits for an address by the class it

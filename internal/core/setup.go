@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -73,13 +74,19 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := observeInformers(ctx, mgr, available, pending, m); err != nil {
 		return err
 	}
+	if err := observeAccessInformers(ctx, mgr, m); err != nil {
+		return err
+	}
 	rec := mgr.GetEventRecorder(EventSource)
 
-	claims := &ClaimReconciler{Client: mgr.GetClient(), Recorder: rec, Clock: clk, available: available, pending: pending, metrics: m}
+	claims := &ClaimReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: rec, Clock: clk,
+		available: available, pending: pending, metrics: m}
 	err := ctrl.NewControllerManagedBy(mgr).Named("ipaddressclaim").
 		For(&v1alpha1.IPAddressClaim{}, builder.WithPredicates(specOrMetadataChanged())).
 		Watches(&v1alpha1.IPAddress{}, claims.addressEvents()).
 		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(claims.claimsForClass), builder.WithPredicates(specOrMetadataChanged())).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(claims.unadmittedInNamespace), builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Watches(&v1alpha1.IPAddressClassUsage{}, handler.EnqueueRequestsFromMapFunc(claims.unadmittedForLedger), builder.WithPredicates(ledgerShrank())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.ClaimConcurrency, 1)}).
 		Complete(manager.RetryConflicts(claims))
 	if err != nil {
@@ -98,9 +105,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("setting up the address controller: %w", err)
 	}
 
-	classes := &ClassReconciler{Client: mgr.GetClient(), Recorder: rec}
+	classes := &ClassReconciler{Client: mgr.GetClient(), Recorder: rec, Clock: clk}
 	err = ctrl.NewControllerManagedBy(mgr).Named("ipaddressclass").
 		For(&v1alpha1.IPAddressClass{}).
+		Watches(&v1alpha1.IPAddressClassUsage{}, handler.EnqueueRequestsFromMapFunc(classOfLedger)).
 		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(classOfAddress), builder.WithPredicates(deleteOnly())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.ClassConcurrency, 1)}).
 		Complete(manager.RetryConflicts(classes))

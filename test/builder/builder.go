@@ -65,6 +65,18 @@ func Parameters(json string) ClassOption {
 	return func(c *v1alpha1.IPAddressClass) { c.Spec.Parameters = &runtime.RawExtension{Raw: []byte(json)} }
 }
 
+// NamespaceSelector lets only namespaces with these labels claim from the class.
+func NamespaceSelector(labels map[string]string) ClassOption {
+	return func(c *v1alpha1.IPAddressClass) {
+		c.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: labels}
+	}
+}
+
+// PerNamespace sets spec.addressesPerNamespace.
+func PerNamespace(n int32) ClassOption {
+	return func(c *v1alpha1.IPAddressClass) { c.Spec.AddressesPerNamespace = &n }
+}
+
 // AddressOption modifies an address under construction.
 type AddressOption func(*v1alpha1.IPAddress)
 

@@ -24,13 +24,14 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 )
 
 // TestTenantRolesAggregateIntoTheDefaultRoles installs the core chart's
 // tenant ClusterRoles and checks that a namespace editor may claim addresses
-// and a viewer may only read claims.
+// and a viewer may only read claims (and the usage ledgers counting them).
 func TestTenantRolesAggregateIntoTheDefaultRoles(t *testing.T) {
 	g := NewWithT(t)
 	c := startCluster(t)
@@ -69,4 +70,15 @@ func TestTenantRolesAggregateIntoTheDefaultRoles(t *testing.T) {
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "a viewer cannot claim: %v", err)
 	_, err = editor.dyn.Resource(claimGVR.GroupVersion().WithResource("ipaddresses")).Get(ctx, "any", metav1.GetOptions{})
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "addresses stay cluster-admin business: %v", err)
+
+	usages := claimGVR.GroupVersion().WithResource("ipaddressclassusages")
+	_, err = viewer.dyn.Resource(usages).Namespace(ns).List(ctx, metav1.ListOptions{})
+	g.Expect(err).NotTo(HaveOccurred(), "tenants read what counts against their class limits")
+	ledger := &unstructured.Unstructured{}
+	ledger.SetAPIVersion(claimGVR.GroupVersion().String())
+	ledger.SetKind("IPAddressClassUsage")
+	ledger.SetNamespace(ns)
+	ledger.SetName("public")
+	_, err = editor.dyn.Resource(usages).Namespace(ns).Create(ctx, ledger, metav1.CreateOptions{})
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "only the core writes usage ledgers: %v", err)
 }

@@ -54,12 +54,40 @@ type IPAddressClassSpec struct {
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+)$')",message="spec.releaseDelay must be a non-negative duration such as 90s, 30m or 1h30m"
 	ReleaseDelay *metav1.Duration `json:"releaseDelay,omitempty"`
+
+	// namespaceSelector says which namespaces may claim from this class, by
+	// their labels. Absent, every namespace may; an empty selector ({}) also
+	// matches every namespace. A claim from a namespace it does not match
+	// stays Pending (reason ClassNotAllowed) and nothing is provisioned for
+	// it. Claims admitted earlier keep their addresses when it changes.
+	// Admission checks the operators and values; label keys and values that
+	// are malformed (too costly to check in CEL on an unbounded selector)
+	// make the core refuse every claim of the class with ClassNotAllowed,
+	// naming the error.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="spec.namespaceSelector.matchExpressions[].operator must be In, NotIn, Exists or DoesNotExist"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, !(e.operator in ['In', 'NotIn']) || (has(e.values) && size(e.values) > 0))",message="spec.namespaceSelector.matchExpressions[] with operator In or NotIn needs at least one value"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, !(e.operator in ['Exists', 'DoesNotExist']) || !has(e.values) || size(e.values) == 0)",message="spec.namespaceSelector.matchExpressions[] with operator Exists or DoesNotExist takes no values"
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
+	// addressesPerNamespace, when set, is the most addresses one namespace
+	// may hold from this class, counted per address: a Dual claim counts
+	// two. A claim that would exceed it stays Pending (reason
+	// ClassLimitReached) until the namespace releases enough. Lowering it
+	// never takes addresses away: the class's WithinLimits condition names
+	// the namespaces over it instead. 0 admits no new claim.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	AddressesPerNamespace *int32 `json:"addressesPerNamespace,omitempty"`
 }
 
-// IPAddressClassStatus is written by the class's driver.
+// IPAddressClassStatus is written by the class's driver (Rendered) and by the
+// core (WithinLimits).
 type IPAddressClassStatus struct {
 	// conditions report whether the driver could render the class's backend
-	// configuration (type Rendered).
+	// configuration (type Rendered, set by the driver) and, on a class with
+	// spec.addressesPerNamespace, whether every namespace holds no more than
+	// the limit (type WithinLimits, set by the core).
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -73,6 +101,8 @@ type IPAddressClassStatus struct {
 // +kubebuilder:printcolumn:name="Reclaim",type=string,JSONPath=`.spec.reclaimPolicy`
 // +kubebuilder:printcolumn:name="Release-Delay",type=string,JSONPath=`.spec.releaseDelay`
 // +kubebuilder:printcolumn:name="Default",type=string,JSONPath=`.metadata.annotations.ipaddressclass\.local\.sdn\.cozystack\.io/is-default-class`
+// +kubebuilder:printcolumn:name="Namespaces",type=string,JSONPath=`.spec.namespaceSelector`,description="Which namespaces may claim from the class (empty: all)"
+// +kubebuilder:printcolumn:name="Per-Namespace",type=integer,JSONPath=`.spec.addressesPerNamespace`,description="The most addresses one namespace may hold from the class (empty: no limit)"
 // +kubebuilder:printcolumn:name="Rendered",type=string,JSONPath=`.status.conditions[?(@.type=="Rendered")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 

@@ -152,6 +152,18 @@ const (
 	// ConditionRendered on an IPAddressClass (set by the driver) says whether
 	// the driver could render the class into backend configuration.
 	ConditionRendered = "Rendered"
+
+	// ConditionWithinLimits on an IPAddressClass with addressesPerNamespace
+	// (set by the core) is False while a namespace holds more addresses of
+	// the class than the limit, which happens only when the limit is lowered
+	// below what was already admitted.
+	ConditionWithinLimits = "WithinLimits"
+)
+
+// Reasons of the class's WithinLimits condition.
+const (
+	ReasonWithinLimits        = "WithinLimits"
+	ReasonNamespacesOverLimit = "NamespacesOverLimit"
 )
 
 // Reasons of the claim's ClassResolved condition.
@@ -188,6 +200,12 @@ const (
 	ReasonInvalidAddress = "InvalidAddress"
 	// ReasonDuplicate: another, older IPAddress has the same spec.address.
 	ReasonDuplicate = "Duplicate"
+	// ReasonClassNotAllowed: the class's namespaceSelector does not match the
+	// claim's namespace; nothing is bound or provisioned for the claim.
+	ReasonClassNotAllowed = "ClassNotAllowed"
+	// ReasonClassLimitReached: admitting the claim would take its namespace
+	// past the class's addressesPerNamespace; it waits for a release.
+	ReasonClassLimitReached = "ClassLimitReached"
 )
 
 // Event reasons of the drivers.
@@ -220,5 +238,10 @@ const (
 	EventDeletionBlocked     = "DeletionBlocked"
 	// EventClaimLost: a Bound claim went Lost (a bound address is gone or
 	// Lost).
-	EventClaimLost = "ClaimLost"
+	EventClaimLost         = "ClaimLost"
+	EventClassNotAllowed   = "ClassNotAllowed"
+	EventClassLimitReached = "ClassLimitReached"
+	// EventInvalidNamespaceSelector on a class whose namespaceSelector has
+	// label keys or values admission could not check; its claims are refused.
+	EventInvalidNamespaceSelector = "InvalidNamespaceSelector"
 )
