@@ -69,7 +69,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("setting up field indexes: %w", err)
 	}
-	available, pending, m := newAvailableSet(), newPendingBinds(clk.Now), newMetrics()
+	available, pending, m := newAvailableSet(), newPendingBinds(clk.Now), newMetrics(clk.Now)
 	if err := observeInformers(ctx, mgr, available, pending, m); err != nil {
 		return err
 	}
@@ -151,6 +151,21 @@ func observeInformers(ctx context.Context, mgr ctrl.Manager, available *availabl
 		DeleteFunc: func(obj any) {
 			if c, ok := deletedObject[*v1alpha1.IPAddressClaim](obj); ok {
 				m.observeClaim(c, nil)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	classInf, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddressClass{})
+	if err != nil {
+		return err
+	}
+	_, err = classInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { m.observeClass(obj.(*v1alpha1.IPAddressClass).Name) },
+		DeleteFunc: func(obj any) {
+			if c, ok := deletedObject[*v1alpha1.IPAddressClass](obj); ok {
+				m.observeClassGone(c.Name)
 			}
 		},
 	})
