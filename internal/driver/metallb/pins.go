@@ -123,7 +123,7 @@ func (b *Backend) PinnedTo(svc *corev1.Service) ([]netip.Addr, bool) {
 		value = svc.Spec.LoadBalancerIP //nolint:staticcheck // still honoured by MetalLB
 	}
 	var out []netip.Addr
-	for _, s := range strings.Split(value, ",") {
+	for s := range strings.SplitSeq(value, ",") {
 		if ip, err := netip.ParseAddr(strings.TrimSpace(s)); err == nil {
 			out = append(out, ip)
 		}
