@@ -308,8 +308,9 @@ func (r *AddressReconciler) sameIP(ctx context.Context, obj client.Object) []rec
 // releasedOfClass wakes a class's Released addresses: its releaseDelay may
 // have changed.
 func (r *AddressReconciler) releasedOfClass(ctx context.Context, obj client.Object) []reconcile.Request {
-	var reqs []reconcile.Request
-	for _, f := range []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6} {
+	families := []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6}
+	reqs := make([]reconcile.Request, 0, len(families))
+	for _, f := range families {
 		reqs = append(reqs, addressesByIndex(ctx, r.Client, indexAddressByClassFamilyPhase,
 			classFamilyPhaseKey(obj.GetName(), f, v1alpha1.AddressReleased))...)
 	}

@@ -28,6 +28,9 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 )
 
+// classLabel names the class a per-class series is about.
+const classLabel = "class"
+
 var (
 	driverMetrics     *metrics
 	registerDriverMet sync.Once
@@ -74,7 +77,7 @@ func (m *metrics) classRendered(class string) {
 func (m *metrics) classGone(class string) {
 	m.gone.Store(class, struct{}{})
 	for _, v := range m.perClass() {
-		v.DeletePartialMatch(prometheus.Labels{"class": class})
+		v.DeletePartialMatch(prometheus.Labels{classLabel: class})
 	}
 }
 
@@ -125,11 +128,11 @@ func newMetrics() *metrics {
 		driverMetrics = &metrics{
 			provisioned: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "address_driver_provisioned_total", Help: "Addresses the driver provisioned, by class.",
-			}, []string{"class"}),
+			}, []string{classLabel}),
 			handoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "address_driver_handoffs_total",
 				Help: "Handoffs of a claim's addresses between their hold and a Service, by class, mode (shared, gap) and direction (associate, dissociate).",
-			}, []string{"class", "mode", "direction"}),
+			}, []string{classLabel, "mode", "direction"}),
 			unheld: prometheus.NewHistogram(prometheus.HistogramOpts{
 				Name:    "address_driver_unheld_seconds",
 				Help:    "For every handoff, how long no Service reported the address, that is how long the backend counted it free (0 for a shared handoff).",
@@ -141,17 +144,17 @@ func newMetrics() *metrics {
 			}),
 			conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "address_driver_conflicts_total", Help: "Addresses found held by a Service not entitled to them, by class.",
-			}, []string{"class"}),
+			}, []string{classLabel}),
 			capacity: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 				Name: "address_driver_pool_capacity", Help: "Addresses a class's ranges offer.",
-			}, []string{"class"}),
+			}, []string{classLabel}),
 			used: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 				Name: "address_driver_pool_used", Help: "IPAddress objects of a class, in any phase.",
-			}, []string{"class"}),
+			}, []string{classLabel}),
 			mismatches: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "address_driver_ledger_mismatches_total",
 				Help: "Addresses the backend reserved for a claim while their IPAddress already belonged to someone else, by class.",
-			}, []string{"class"}),
+			}, []string{classLabel}),
 		}
 		m := driverMetrics
 		ctrlmetrics.Registry.MustRegister(m.provisioned, m.handoffs, m.handoffTime, m.unheld, m.conflicts, m.capacity, m.used, m.mismatches)
