@@ -17,10 +17,19 @@ limitations under the License.
 package charts
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -203,4 +212,84 @@ func TestShippedQueriesNameExportedMetrics(t *testing.T) {
 			}, 90*time.Second, 500*time.Millisecond).Should(Succeed())
 		})
 	}
+}
+
+// selfSignedCert writes a certificate for 127.0.0.1 as tls.crt and tls.key
+// into a new folder, the layout of a kubernetes.io/tls Secret's volume, and
+// returns the folder and the certificate.
+func selfSignedCert(t *testing.T) (string, *x509.Certificate) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: "metrics.example.test"},
+		NotBefore:    time.Now().Add(-time.Minute),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, block := range map[string]*pem.Block{
+		"tls.crt": {Type: "CERTIFICATE", Bytes: der},
+		"tls.key": {Type: "EC PRIVATE KEY", Bytes: keyDER},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, cert
+}
+
+// TestMetricsServeTheMountedCertificate runs the core as the chart runs it
+// with metricsCertSecret, and checks that its metrics endpoint presents the
+// mounted certificate, verified against it as the ServiceMonitor does.
+func TestMetricsServeTheMountedCertificate(t *testing.T) {
+	g := NewWithT(t)
+	c := startCluster(t)
+	k, err := client.New(c.Config, client.Options{Scheme: manager.NewScheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	ns := testkit.New(k).Namespace(t)
+
+	objs := render(t, coreChart, coreChart, ns, "--set", "metricsCertSecret=metrics-tls")
+	var certPath string
+	for _, a := range managerContainer(g, deployment(g, objs))["args"].([]any) {
+		if v, ok := strings.CutPrefix(a.(string), "--metrics-cert-path="); ok {
+			certPath = v
+		}
+	}
+	g.Expect(certPath).NotTo(BeEmpty(), "the chart passes --metrics-cert-path")
+
+	dir, cert := selfSignedCert(t)
+	bin, err := cluster.GoBuild("./cmd/"+coreChart, t.TempDir())
+	g.Expect(err).NotTo(HaveOccurred())
+	url := runManager(t, c, bin, ns, "--metrics-secure=true", "--metrics-cert-path="+dir)
+	url = strings.Replace(url, "http://", "https://", 1)
+
+	roots := x509.NewCertPool()
+	roots.AddCert(cert)
+	tlsClient := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}}
+	g.Eventually(func(g Gomega) {
+		resp, err := tlsClient.Get(url)
+		g.Expect(err).NotTo(HaveOccurred(), "the endpoint presents a certificate the mounted one verifies")
+		defer func() { _ = resp.Body.Close() }()
+		g.Expect(resp.TLS.PeerCertificates[0].Equal(cert)).To(BeTrue())
+		g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized), "an anonymous scrape is refused")
+	}, 60*time.Second, 250*time.Millisecond).Should(Succeed())
 }
