@@ -31,7 +31,7 @@ import (
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
-func removeAnnotation(g Gomega, obj client.Object, key string) {
+func removeAnnotation(g Gomega, obj client.Object, key string) { //nolint:unparam // any annotation, though tests remove the claim's
 	kit.SetAnnotation(g, obj, key, "")
 }
 

@@ -224,8 +224,8 @@ func claimedAndHeld(t *testing.T, g Gomega, opts ...b.ClassOption) (ns, class, v
 
 // steal stops the driver, deletes the address's hold and lets thief take the
 // address, then starts the driver again and returns it.
-func steal(t *testing.T, g Gomega, driver *inprocess.Manager, addr v1alpha1.ClaimedAddress, thief *corev1.Service) *inprocess.Manager { //nolint:unparam // the restarted driver, for tests that stop it again
-	driver.Stop()
+func steal(t *testing.T, g Gomega, running *inprocess.Manager, addr v1alpha1.ClaimedAddress, thief *corev1.Service) *inprocess.Manager { //nolint:unparam // the restarted driver, for tests that stop it again
+	running.Stop()
 	for _, name := range placeholders(g, addr.Name)() {
 		g.Expect(k8s.Delete(context.Background(), b.Service(placeholderNS, name))).To(Succeed())
 	}
