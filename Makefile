@@ -61,11 +61,12 @@ vet: ## Run go vet against code (the end-to-end specs included).
 	go vet -tags=e2e ./...
 
 # The binaries the tests run, from the tool targets.
-TEST_ENV = KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)"
+TEST_ENV = KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
+	PROMETHEUS_OPERATOR_CRDS="$(PROMETHEUS_OPERATOR_CRDS)"
 
 .PHONY: test
-test: manifests generate fmt vet control-plane helm kubebuilder ## Run every test: unit, integration and end-to-end (local harness), on the local control plane.
-	$(TEST_ENV) go test -tags=e2e ./... -coverprofile cover.out
+test: verify-generated fmt vet control-plane helm kubebuilder prometheus-operator-crds ## Run every test: unit, integration and end-to-end (local harness), on the local control plane.
+	$(TEST_ENV) go test -tags=e2e -timeout 45m ./... -coverprofile cover.out
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 # The fuzz targets, as package:target. The plain test run replays their seeds
@@ -104,9 +105,20 @@ lint-fix: golangci-lint ## Run golangci-lint linter and perform fixes
 lint-config: golangci-lint ## Verify golangci-lint linter configuration
 	"$(GOLANGCI_LINT)" config verify
 
+.PHONY: chart-docs
+chart-docs: helm-docs ## Generate each chart's README.md from the comments in its values.yaml.
+	"$(HELM_DOCS)" --chart-search-root charts --sort-values-order file --skip-version-footer --log-level warning
+
+# Everything the generators write: CRDs, ClusterRoles, deep copies, chart docs.
+GENERATED_PATHS := api config charts
+
 .PHONY: verify-generated
-verify-generated: manifests generate ## Fail if generated files differ from what is committed.
-	@git diff --exit-code -- api config charts || { echo "Generated files are stale: run 'make manifests generate' and commit."; exit 1; }
+verify-generated: ## Regenerate every generated file and fail if any was stale (make test runs this).
+	@snapshot=$$(mktemp -d); trap 'rm -rf "$$snapshot"' EXIT; \
+	cp -a $(GENERATED_PATHS) "$$snapshot/"; \
+	$(MAKE) --no-print-directory manifests generate chart-docs >/dev/null; \
+	stale=0; for p in $(GENERATED_PATHS); do diff -r "$$snapshot/$$p" "$$p" || stale=1; done; \
+	if [ $$stale = 1 ]; then echo "Generated files were stale (now regenerated, see above): commit them."; exit 1; fi
 
 ##@ Build
 
@@ -197,9 +209,24 @@ helm-lint: helm ## Lint both charts, with default values and with every option s
 	"$(HELM)" lint --strict charts/metallb-iad
 	"$(HELM)" lint --strict charts/metallb-iad -f $(CHART_TESTDATA)/metallb-iad-all-options.yaml
 
+# CHART_VERSION, when set (the release workflow sets it from the tag vX.Y.Z),
+# becomes both the packaged charts' version and their appVersion, which is
+# their default image tag.
+CHART_VERSION ?=
+CHART_REPOSITORY ?= oci://$(REGISTRY)/charts
+# DIST is where helm-package writes the chart archives.
+DIST ?= dist
+
 .PHONY: helm-package
-helm-package: helm helm-lint ## Lint both charts, then package them into dist/.
-	"$(HELM)" package charts/address-controller charts/metallb-iad --destination dist
+helm-package: helm helm-lint ## Lint both charts, then package them into dist/ (at CHART_VERSION, if set).
+	"$(HELM)" package charts/address-controller charts/metallb-iad --destination "$(DIST)" \
+		$(if $(CHART_VERSION),--version "$(CHART_VERSION)" --app-version "$(CHART_VERSION)")
+
+.PHONY: helm-push
+helm-push: helm ## Push the charts helm-package wrote at CHART_VERSION to CHART_REPOSITORY (after helm registry login).
+	@[ -n "$(CHART_VERSION)" ] || { echo "helm-push needs CHART_VERSION"; exit 1; }
+	"$(HELM)" push "$(DIST)/address-controller-$(CHART_VERSION).tgz" "$(CHART_REPOSITORY)"
+	"$(HELM)" push "$(DIST)/metallb-iad-$(CHART_VERSION).tgz" "$(CHART_REPOSITORY)"
 
 ##@ Dependencies
 #
@@ -227,7 +254,10 @@ ENVTEST_VERSION := $(call toolver,setup-envtest,sigs.k8s.io/controller-runtime/t
 KUBERNETES_VERSION := $(call toolver,kube,k8s.io/kubernetes)
 ETCD_VERSION := $(call toolver,etcd,go.etcd.io/etcd/server/v3)
 METALLB_VERSION := $(call toolver,metallb,go.universe.tf/metallb)
-GOLANGCI_LINT_VERSION ?= v2.13.1
+PROMETHEUS_OPERATOR_VERSION := $(call toolver,prometheus-operator,github.com/prometheus-operator/prometheus-operator)
+GOLANGCI_LINT_VERSION := $(call toolver,golangci-lint,github.com/golangci/golangci-lint/v2)
+LOGCHECK_VERSION := $(call toolver,golangci-lint,sigs.k8s.io/logtools)
+HELM_DOCS_VERSION := $(call toolver,helm-docs,github.com/norwoodj/helm-docs)
 
 #ENVTEST_K8S_VERSION is the version of Kubernetes the control-plane binaries are built at.
 ENVTEST_K8S_VERSION := $(KUBERNETES_VERSION:v%=%)
@@ -238,10 +268,12 @@ KUBEBUILDER ?= $(LOCALBIN)/kubebuilder
 HELM ?= $(LOCALBIN)/helm
 KIND ?= $(LOCALBIN)/kind
 ENVTEST ?= $(LOCALBIN)/setup-envtest
-GOLANGCI_LINT = $(LOCALBIN)/golangci-lint
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+HELM_DOCS ?= $(LOCALBIN)/helm-docs
 ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)-$(shell go env GOOS)-$(shell go env GOARCH)
 KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
 METALLB_ASSETS := $(LOCALBIN)/metallb/$(METALLB_VERSION)
+PROMETHEUS_OPERATOR_CRDS := $(LOCALBIN)/prometheus-operator/$(PROMETHEUS_OPERATOR_VERSION)/crds
 KUBEBUILDER_ASSETS = $(shell "$(ENVTEST)" use $(ENVTEST_K8S_VERSION) --bin-dir "$(LOCALBIN)" -i -p path)
 
 # Version strings the Kubernetes binaries report; without them kubectl and helm
@@ -325,29 +357,30 @@ $(METALLB_ASSETS)/crds:
 	chmod u+w "$@.partial"/*.yaml
 	mv "$@.partial" "$@"
 
+.PHONY: prometheus-operator-crds
+prometheus-operator-crds: $(PROMETHEUS_OPERATOR_CRDS) ## Copy the Prometheus Operator's ServiceMonitor and PrometheusRule CRDs locally if necessary (the chart tests apply them).
+$(PROMETHEUS_OPERATOR_CRDS):
+	@mkdir -p "$@.partial"
+	cd "$(TOOLS_DIR)/prometheus-operator" && dir="$$(go list -m -f '{{.Dir}}' github.com/prometheus-operator/prometheus-operator)" && \
+		cp "$$dir"/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml \
+		   "$$dir"/example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml "$@.partial/"
+	chmod u+w "$@.partial"/*.yaml
+	mv "$@.partial" "$@"
+
 .PHONY: control-plane
 control-plane: envtest metallb $(addprefix $(ENVTEST_ASSETS)/,etcd kube-apiserver kube-controller-manager kubectl) ## Build the local control plane (etcd, kube-apiserver, kube-controller-manager, kubectl, MetalLB) if necessary.
 
 .PHONY: tools
-tools: controller-gen kubebuilder helm control-plane ## Build every pinned tool.
+tools: controller-gen kubebuilder helm helm-docs golangci-lint control-plane prometheus-operator-crds ## Build every pinned tool.
 
 .PHONY: golangci-lint
-golangci-lint: $(GOLANGCI_LINT) ## Download golangci-lint locally if necessary.
-$(GOLANGCI_LINT): $(LOCALBIN)
-	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+golangci-lint: $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)-logcheck-$(LOGCHECK_VERSION) ## Build golangci-lint, with the logcheck plugin linked in, locally if necessary.
+	$(call link-tool,$(GOLANGCI_LINT),$<)
+$(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)-logcheck-$(LOGCHECK_VERSION):
+	$(call build-tool,$@,golangci-lint,.)
 
-# go-install-tool will 'go install' any package with custom target and name of binary, if it doesn't exist
-# $1 - target path with name of binary
-# $2 - package url which can be installed
-# $3 - specific version of package
-define go-install-tool
-@[ -f "$(1)-$(3)" ] && [ "$$(readlink -- "$(1)" 2>/dev/null)" = "$(1)-$(3)" ] || { \
-set -e; \
-package=$(2)@$(3) ;\
-echo "Downloading $${package}" ;\
-rm -f "$(1)" ;\
-GOBIN="$(LOCALBIN)" go install $${package} ;\
-mv "$(LOCALBIN)/$$(basename "$(1)")" "$(1)-$(3)" ;\
-} ;\
-ln -sf "$$(realpath "$(1)-$(3)")" "$(1)"
-endef
+.PHONY: helm-docs
+helm-docs: $(LOCALBIN)/helm-docs-$(HELM_DOCS_VERSION) ## Build helm-docs locally if necessary.
+	$(call link-tool,$(HELM_DOCS),$<)
+$(LOCALBIN)/helm-docs-$(HELM_DOCS_VERSION):
+	$(call build-tool,$@,helm-docs,github.com/norwoodj/helm-docs/cmd/helm-docs)

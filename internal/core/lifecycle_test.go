@@ -267,13 +267,13 @@ func TestRacingClaims(t *testing.T) {
 		ns, class := kit.Namespace(t), testkit.Name(t)
 		const n = 200
 		kit.Create(g, b.Class(class, provisioner))
-		var objs []client.Object
+		objs := make([]client.Object, 0, n)
 		for i := range n {
 			objs = append(objs, b.Address(fmt.Sprintf("%s-%03d", class, i), fmt.Sprintf("198.19.%d.%d", i/250, i%250+1), class))
 		}
 		kit.CreateConcurrently(g, objs...)
 		g.Eventually(func() int { return countAddresses(g, class, v1alpha1.AddressAvailable) }, timeout, tick).Should(Equal(n))
-		objs = nil
+		objs = make([]client.Object, 0, n)
 		for i := range n {
 			objs = append(objs, b.Claim(ns, fmt.Sprintf("claim-%03d", i), b.OfClass(class)))
 		}

@@ -40,20 +40,27 @@ var (
 		Help:    "Time from a claim's creation to its first Bound status.",
 		Buckets: prometheus.ExponentialBuckets(0.005, 2, 18),
 	})
+	oldestWaitingClaim = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "address_controller_oldest_unbound_claim_age_seconds",
+		Help: "Age of the oldest IPAddressClaim that is not Bound yet (Pending, or not processed yet); 0 when none waits.",
+	}, func() float64 { return waiting.oldestAge() })
 	registerMetrics sync.Once
+	// waiting holds the claims the oldest-unbound gauge reads at scrape time.
+	waiting = &waitingClaims{}
 )
 
 // metrics keeps the gauges in step with the informers: each event moves one
 // object from its old (class, phase) to its new one, so nothing is listed.
 type metrics struct{}
 
-func newMetrics() *metrics {
+func newMetrics(now func() time.Time) *metrics {
 	registerMetrics.Do(func() {
-		ctrlmetrics.Registry.MustRegister(addressesByPhase, claimsByPhase, claimBindSeconds)
+		ctrlmetrics.Registry.MustRegister(addressesByPhase, claimsByPhase, claimBindSeconds, oldestWaitingClaim)
 	})
 	// A manager restarted in the same process (tests) starts counting anew.
 	addressesByPhase.Reset()
 	claimsByPhase.Reset()
+	waiting.reset(now)
 	return &metrics{}
 }
 
@@ -65,7 +72,9 @@ func phaseLabel(p string) string {
 }
 
 func (m *metrics) observeAddress(old, new *v1alpha1.IPAddress) {
-	if old != nil {
+	// An address event that trails its class's deletion must not bring the
+	// class's series back, at -1.
+	if old != nil && !goneClasses.has(old.Spec.ClassName) {
 		addressesByPhase.WithLabelValues(old.Spec.ClassName, phaseLabel(string(old.Status.Phase))).Dec()
 	}
 	if new != nil {
@@ -80,6 +89,27 @@ func (m *metrics) observeClaim(old, new *v1alpha1.IPAddressClaim) {
 	if new != nil {
 		claimsByPhase.WithLabelValues(phaseLabel(string(new.Status.Phase))).Inc()
 	}
+	switch {
+	case new == nil:
+		waiting.forget(old.UID)
+	case new.Status.Phase == "" || new.Status.Phase == v1alpha1.ClaimPending:
+		waiting.remember(new.UID, new.CreationTimestamp.Time)
+	default:
+		waiting.forget(new.UID)
+	}
+}
+
+// observeClassGone deletes a deleted class's series: a class goes only once
+// none of its addresses is left, so they would read 0 forever.
+func (m *metrics) observeClassGone(name string) {
+	goneClasses.add(name)
+	addressesByPhase.DeletePartialMatch(prometheus.Labels{"class": name})
+}
+
+// observeClassBack notes that a class exists (again, if it was deleted and
+// created anew under the same name).
+func (m *metrics) observeClassBack(name string) {
+	goneClasses.remove(name)
 }
 
 func (m *metrics) observeBind(d time.Duration) {

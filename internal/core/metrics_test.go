@@ -18,6 +18,7 @@ package core_test
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
@@ -79,4 +80,52 @@ func TestMetrics(t *testing.T) {
 	}, timeout, tick).Should(Equal([]float64{1, 1}))
 	g.Expect(metricValue(g, "address_controller_ipaddressclaims", map[string]string{"phase": "Bound"})).To(BeNumerically(">=", 1))
 	g.Expect(metricValue(g, "address_controller_claim_bind_duration_seconds", nil)).To(BeNumerically(">=", bindsBefore+1))
+}
+
+// seriesOfClass names the metric families that have a series for class.
+func seriesOfClass(g Gomega, class string) []string {
+	families, err := ctrlmetrics.Registry.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	var names []string
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if hasLabels(m, map[string]string{"class": class}) {
+				names = append(names, f.GetName())
+				break
+			}
+		}
+	}
+	return names
+}
+
+func TestMetricsOfADeletedClassAreDeleted(t *testing.T) {
+	g := NewWithT(t)
+	startCore(t)
+	class := testkit.Name(t)
+	addr := b.Address(class+"-a", "198.18.17.9", class)
+	kit.Create(g, b.Class(class, provisioner), addr)
+	g.Eventually(func() []string { return seriesOfClass(g, class) }, timeout, tick).
+		Should(ContainElement("address_controller_ipaddresses"))
+
+	g.Expect(k8s.Delete(t.Context(), addr)).To(Succeed())
+	g.Eventually(kit.Gone(addr), timeout, tick).Should(BeTrue())
+	g.Expect(seriesOfClass(g, class)).To(ContainElement("address_controller_ipaddresses"),
+		"the class's series stay, at zero, while the class exists")
+	cls := &v1alpha1.IPAddressClass{}
+	cls.Name = class
+	g.Expect(k8s.Delete(t.Context(), cls)).To(Succeed())
+	g.Eventually(kit.Gone(cls), timeout, tick).Should(BeTrue())
+	g.Eventually(func() []string { return seriesOfClass(g, class) }, timeout, tick).Should(BeEmpty())
+}
+
+func TestMetricsReportTheOldestUnboundClaim(t *testing.T) {
+	g := NewWithT(t)
+	clk, _ := startCore(t)
+	ns, class := kit.Namespace(t), testkit.Name(t)
+	kit.Create(g, b.Class(class, provisioner), b.Claim(ns, "waits", b.OfClass(class)))
+	g.Eventually(kit.StateOfClaim(g, ns, "waits"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimPending))
+	clk.advance(2 * time.Hour)
+	g.Eventually(func() float64 {
+		return metricValue(g, "address_controller_oldest_unbound_claim_age_seconds", nil)
+	}, timeout, tick).Should(BeNumerically(">=", (2 * time.Hour).Seconds()))
 }

@@ -70,7 +70,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("setting up field indexes: %w", err)
 	}
-	available, pending, m := newAvailableSet(), newPendingBinds(clk.Now), newMetrics()
+	available, pending, m := newAvailableSet(), newPendingBinds(clk.Now), newMetrics(clk.Now)
 	if err := observeInformers(ctx, mgr, available, pending, m); err != nil {
 		return err
 	}
@@ -159,6 +159,21 @@ func observeInformers(ctx context.Context, mgr ctrl.Manager, available *availabl
 		DeleteFunc: func(obj any) {
 			if c, ok := deletedObject[*v1alpha1.IPAddressClaim](obj); ok {
 				m.observeClaim(c, nil)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	classInf, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddressClass{})
+	if err != nil {
+		return err
+	}
+	_, err = classInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { m.observeClassBack(obj.(*v1alpha1.IPAddressClass).Name) },
+		DeleteFunc: func(obj any) {
+			if c, ok := deletedObject[*v1alpha1.IPAddressClass](obj); ok {
+				m.observeClassGone(c.Name)
 			}
 		},
 	})
@@ -301,8 +316,9 @@ func (r *AddressReconciler) sameIP(ctx context.Context, obj client.Object) []rec
 // releasedOfClass wakes a class's Released addresses: its releaseDelay may
 // have changed.
 func (r *AddressReconciler) releasedOfClass(ctx context.Context, obj client.Object) []reconcile.Request {
-	var reqs []reconcile.Request
-	for _, f := range []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6} {
+	families := []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6}
+	reqs := make([]reconcile.Request, 0, len(families))
+	for _, f := range families {
 		reqs = append(reqs, addressesByIndex(ctx, r.Client, indexAddressByClassFamilyPhase,
 			classFamilyPhaseKey(obj.GetName(), f, v1alpha1.AddressReleased))...)
 	}

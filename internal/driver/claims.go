@@ -141,6 +141,7 @@ func (r *ClaimReconciler) record(ctx context.Context, claim *v1alpha1.IPAddressC
 				ip, a.Name, holder)
 			r.recorder.Eventf(claim, existing, corev1.EventTypeWarning, v1alpha1.EventLedgerMismatch, "Provision", "%s", msg)
 			r.recorder.Eventf(existing, claim, corev1.EventTypeWarning, v1alpha1.EventLedgerMismatch, "Provision", "%s", msg)
+			r.metrics.mismatches.WithLabelValues(class.Name).Inc()
 			return nil
 		}
 		a = existing

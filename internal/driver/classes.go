@@ -72,6 +72,7 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, err
 	}
 	r.metrics.capacity.WithLabelValues(class.Name).Set(res.Capacity)
+	r.metrics.classRendered(class.Name)
 
 	cond := metav1.Condition{Type: v1alpha1.ConditionRendered, Status: metav1.ConditionTrue, Reason: ReasonRendered,
 		ObservedGeneration: class.Generation, LastTransitionTime: metav1.NewTime(r.clock.Now()),

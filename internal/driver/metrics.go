@@ -28,6 +28,9 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 )
 
+// classLabel names the class a per-class series is about.
+const classLabel = "class"
+
 var (
 	driverMetrics     *metrics
 	registerDriverMet sync.Once
@@ -42,6 +45,40 @@ type metrics struct {
 	conflicts   *prometheus.CounterVec
 	capacity    *prometheus.GaugeVec
 	used        *prometheus.GaugeVec
+	mismatches  *prometheus.CounterVec
+	// gone are the classes deleted since the manager started: an address
+	// event trailing its class's deletion must not bring its series back.
+	gone sync.Map
+}
+
+// perClass are the series that carry a class label.
+func (m *metrics) perClass() []*prometheus.MetricVec {
+	return []*prometheus.MetricVec{m.provisioned.MetricVec, m.handoffs.MetricVec, m.conflicts.MetricVec,
+		m.capacity.MetricVec, m.used.MetricVec, m.mismatches.MetricVec}
+}
+
+// classRendered starts a served class's counters at zero, so that a first
+// conflict or mismatch shows in increase() and a dashboard lists the class.
+func (m *metrics) classRendered(class string) {
+	m.gone.Delete(class)
+	m.provisioned.WithLabelValues(class)
+	for _, mode := range []string{modeShared, modeGap} {
+		for _, direction := range []string{"associate", "dissociate"} {
+			m.handoffs.WithLabelValues(class, mode, direction)
+		}
+	}
+	m.conflicts.WithLabelValues(class)
+	m.mismatches.WithLabelValues(class)
+	m.used.WithLabelValues(class)
+}
+
+// classGone deletes a deleted class's series. A class goes only once none
+// of its addresses is left.
+func (m *metrics) classGone(class string) {
+	m.gone.Store(class, struct{}{})
+	for _, v := range m.perClass() {
+		v.DeletePartialMatch(prometheus.Labels{classLabel: class})
+	}
 }
 
 // countAddresses keeps address_driver_pool_used in step with the IPAddress
@@ -57,12 +94,31 @@ func (m *metrics) countAddresses(ctx context.Context, mgr ctrl.Manager) error {
 			obj = t.Obj
 		}
 		if a, ok := obj.(*v1alpha1.IPAddress); ok {
-			m.used.WithLabelValues(a.Spec.ClassName).Add(delta)
+			if _, gone := m.gone.Load(a.Spec.ClassName); !gone || delta > 0 {
+				m.used.WithLabelValues(a.Spec.ClassName).Add(delta)
+			}
 		}
 	}
 	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { count(obj, 1) },
 		DeleteFunc: func(obj any) { count(obj, -1) },
+	})
+	if err != nil {
+		return err
+	}
+	classes, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddressClass{})
+	if err != nil {
+		return err
+	}
+	_, err = classes.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if c, ok := obj.(*v1alpha1.IPAddressClass); ok {
+				m.classGone(c.Name)
+			}
+		},
 	})
 	return err
 }
@@ -72,11 +128,11 @@ func newMetrics() *metrics {
 		driverMetrics = &metrics{
 			provisioned: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "address_driver_provisioned_total", Help: "Addresses the driver provisioned, by class.",
-			}, []string{"class"}),
+			}, []string{classLabel}),
 			handoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "address_driver_handoffs_total",
 				Help: "Handoffs of a claim's addresses between their hold and a Service, by class, mode (shared, gap) and direction (associate, dissociate).",
-			}, []string{"class", "mode", "direction"}),
+			}, []string{classLabel, "mode", "direction"}),
 			unheld: prometheus.NewHistogram(prometheus.HistogramOpts{
 				Name:    "address_driver_unheld_seconds",
 				Help:    "For every handoff, how long no Service reported the address, that is how long the backend counted it free (0 for a shared handoff).",
@@ -88,16 +144,20 @@ func newMetrics() *metrics {
 			}),
 			conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "address_driver_conflicts_total", Help: "Addresses found held by a Service not entitled to them, by class.",
-			}, []string{"class"}),
+			}, []string{classLabel}),
 			capacity: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 				Name: "address_driver_pool_capacity", Help: "Addresses a class's ranges offer.",
-			}, []string{"class"}),
+			}, []string{classLabel}),
 			used: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 				Name: "address_driver_pool_used", Help: "IPAddress objects of a class, in any phase.",
-			}, []string{"class"}),
+			}, []string{classLabel}),
+			mismatches: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "address_driver_ledger_mismatches_total",
+				Help: "Addresses the backend reserved for a claim while their IPAddress already belonged to someone else, by class.",
+			}, []string{classLabel}),
 		}
 		m := driverMetrics
-		ctrlmetrics.Registry.MustRegister(m.provisioned, m.handoffs, m.handoffTime, m.unheld, m.conflicts, m.capacity, m.used)
+		ctrlmetrics.Registry.MustRegister(m.provisioned, m.handoffs, m.handoffTime, m.unheld, m.conflicts, m.capacity, m.used, m.mismatches)
 	})
 	return driverMetrics
 }

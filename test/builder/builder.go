@@ -157,7 +157,7 @@ func Service(namespace, name string, opts ...ServiceOption) *corev1.Service {
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec: corev1.ServiceSpec{
 			Type:                          corev1.ServiceTypeLoadBalancer,
-			AllocateLoadBalancerNodePorts: ptr.To(false),
+			AllocateLoadBalancerNodePorts: new(false),
 			IPFamilyPolicy:                ptr.To(corev1.IPFamilyPolicySingleStack),
 			IPFamilies:                    []corev1.IPFamily{corev1.IPv4Protocol},
 			Selector:                      map[string]string{"app": name},

@@ -65,6 +65,7 @@ func TestRenderedObjectsAreAccepted(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 
 	applyChartCRDs(t, k)
+	applyCRDs(t, k, monitoringCRDs(t)...)
 
 	const namespace = "charts-dry-run"
 	// The driver's Roles go to the placeholder and MetalLB namespaces: the
@@ -123,10 +124,34 @@ func TestRenderedObjectsAreAccepted(t *testing.T) {
 func applyChartCRDs(t *testing.T, k client.Client) {
 	t.Helper()
 	g := NewWithT(t)
-	ctx := t.Context()
 	files, err := filepath.Glob(filepath.Join(chartDir(t, coreChart), "crds", "*.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(files).NotTo(BeEmpty(), "the core chart carries the CRDs")
+	applyCRDs(t, k, files...)
+}
+
+// monitoringCRDs are the Prometheus Operator's ServiceMonitor and
+// PrometheusRule CRDs, which make prometheus-operator-crds copies from the
+// pinned module.
+func monitoringCRDs(t *testing.T) []string {
+	t.Helper()
+	dir := os.Getenv("PROMETHEUS_OPERATOR_CRDS")
+	if dir == "" {
+		t.Fatal("PROMETHEUS_OPERATOR_CRDS is not set: run make prometheus-operator-crds and set it to the folder it prints, or use make test")
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) != 2 {
+		t.Fatalf("want the ServiceMonitor and PrometheusRule CRDs in %s, found %v (%v)", dir, files, err)
+	}
+	return files
+}
+
+// applyCRDs applies the CRDs in files for real and waits until each is
+// established.
+func applyCRDs(t *testing.T, k client.Client, files ...string) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := t.Context()
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		g.Expect(err).NotTo(HaveOccurred())

@@ -17,6 +17,7 @@ limitations under the License.
 package charts
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -37,12 +38,19 @@ func TestTenantRolesAggregateIntoTheDefaultRoles(t *testing.T) {
 	c := startCluster(t)
 	ctx := t.Context()
 	dyn := dynamic.NewForConfigOrDie(c.Config)
-	for _, role := range ofKind(render(t, coreChart, "tenant-roles", "address-controller-system"), "ClusterRole") {
+	objs := render(t, coreChart, "tenant-roles", "address-controller-system")
+	for _, role := range ofKind(objs, "ClusterRole") {
 		if role.GetLabels()[rbacv1.GroupName+"/aggregate-to-view"] == "" && role.GetLabels()[rbacv1.GroupName+"/aggregate-to-edit"] == "" {
 			continue
 		}
 		_, err := dyn.Resource(rbacv1.SchemeGroupVersion.WithResource("clusterroles")).Create(ctx, role, metav1.CreateOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
+	}
+	for _, binding := range ofKind(objs, "ClusterRoleBinding") {
+		if binding.GetName() == "address-controller-classes-view" {
+			_, err := dyn.Resource(rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings")).Create(ctx, binding, metav1.CreateOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+		}
 	}
 
 	ns := "tenant-roles"
@@ -81,4 +89,28 @@ func TestTenantRolesAggregateIntoTheDefaultRoles(t *testing.T) {
 	ledger.SetName("public")
 	_, err = editor.dyn.Resource(usages).Namespace(ns).Create(ctx, ledger, metav1.CreateOptions{})
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "only the core writes usage ledgers: %v", err)
+	// Every tenant sees which classes exist and which is the default, and
+	// changes none of them.
+	classes := claimGVR.GroupVersion().WithResource("ipaddressclasses")
+	class := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": classes.GroupVersion().String(), "kind": "IPAddressClass",
+		"metadata": map[string]any{"name": "tenant-roles-public", "annotations": map[string]any{
+			"ipaddressclass.local.sdn.cozystack.io/is-default-class": "true"}},
+		"spec": map[string]any{"provisioner": "example.drivers.local.sdn.cozystack.io"},
+	}}
+	_, err = dyn.Resource(classes).Create(ctx, class, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() {
+		_ = dyn.Resource(classes).Delete(context.Background(), class.GetName(), metav1.DeleteOptions{})
+	})
+	for _, who := range []*actor{viewer, editor, newUser(t, c, "anyone")} {
+		g.Eventually(func(g Gomega) {
+			list, err := who.dyn.Resource(classes).List(ctx, metav1.ListOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(list.Items).To(ContainElement(HaveField("Object", HaveKeyWithValue("metadata",
+				HaveKeyWithValue("annotations", HaveKeyWithValue("ipaddressclass.local.sdn.cozystack.io/is-default-class", "true"))))))
+		}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+		_, err = who.dyn.Resource(classes).Create(ctx, class, metav1.CreateOptions{})
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "classes stay cluster-admin business: %v", err)
+	}
 }

@@ -36,7 +36,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 )
 
 var poolGVR = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "ipaddresspools"}
@@ -97,7 +96,7 @@ func TestClusterSmoke(t *testing.T) {
 		_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 			Name: "owned",
 			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID, BlockOwnerDeletion: ptr.To(true),
+				APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID, BlockOwnerDeletion: new(true),
 			}},
 		}}, metav1.CreateOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
@@ -255,7 +254,7 @@ func loadBalancer(ns, name string, annotations map[string]string) *corev1.Servic
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: annotations},
 		Spec: corev1.ServiceSpec{
 			Type:                          corev1.ServiceTypeLoadBalancer,
-			AllocateLoadBalancerNodePorts: ptr.To(false),
+			AllocateLoadBalancerNodePorts: new(false),
 			Ports:                         []corev1.ServicePort{{Port: 80}},
 		},
 	}

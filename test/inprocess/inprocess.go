@@ -22,7 +22,6 @@ import (
 	"testing"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -47,7 +46,7 @@ func Start(t *testing.T, cfg *rest.Config, setup func(ctrl.Manager) error, tune 
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// Tests start the same controllers many times in one process.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		Controller: config.Controller{SkipNameValidation: new(true)},
 	}
 	manager.CacheDefaults(&opts)
 	for _, f := range tune {

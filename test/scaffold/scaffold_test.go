@@ -43,7 +43,7 @@ func TestKubebuilderCreatesAnAPIAndController(t *testing.T) {
 	if err != nil {
 		t.Fatalf("listing the repository's files: %v", err)
 	}
-	for _, f := range strings.Fields(string(files)) {
+	for f := range strings.FieldsSeq(string(files)) {
 		if err := copyFile(filepath.Join(root, f), filepath.Join(copyDir, f)); err != nil {
 			t.Fatal(err)
 		}

@@ -39,3 +39,20 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "address-controller.image" -}}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
 {{- end -}}
+
+{{/*
+metricsTLSConfig is how Prometheus checks the metrics endpoint's certificate:
+against the CA of metricsCertSecret when one is mounted, not at all when the
+manager serves its self-signed certificate.
+*/}}
+{{- define "address-controller.metricsTLSConfig" -}}
+{{- if .Values.metricsCertSecret -}}
+ca:
+  secret:
+    name: {{ .Values.metricsCertSecret }}
+    key: ca.crt
+serverName: {{ printf "%s-metrics.%s.svc" (include "address-controller.fullname" .) .Release.Namespace }}
+{{- else -}}
+insecureSkipVerify: true
+{{- end -}}
+{{- end -}}

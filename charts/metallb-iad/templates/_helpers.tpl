@@ -49,3 +49,20 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "metallb-iad.placeholderNamespace" -}}
 {{- .Values.placeholderNamespace | default .Release.Namespace -}}
 {{- end -}}
+
+{{/*
+metricsTLSConfig is how Prometheus checks the metrics endpoint's certificate:
+against the CA of metricsCertSecret when one is mounted, not at all when the
+manager serves its self-signed certificate.
+*/}}
+{{- define "metallb-iad.metricsTLSConfig" -}}
+{{- if .Values.metricsCertSecret -}}
+ca:
+  secret:
+    name: {{ .Values.metricsCertSecret }}
+    key: ca.crt
+serverName: {{ printf "%s-metrics.%s.svc" (include "metallb-iad.fullname" .) .Release.Namespace }}
+{{- else -}}
+insecureSkipVerify: true
+{{- end -}}
+{{- end -}}

@@ -107,8 +107,9 @@ func trimService(obj any) (any, error) {
 }
 
 func metallbObjects() []client.Object {
-	var out []client.Object
-	for _, gvk := range []schema.GroupVersionKind{params.IPAddressPoolGVK, params.L2AdvertisementGVK, params.BGPAdvertisementGVK} {
+	gvks := []schema.GroupVersionKind{params.IPAddressPoolGVK, params.L2AdvertisementGVK, params.BGPAdvertisementGVK}
+	out := make([]client.Object, 0, len(gvks))
+	for _, gvk := range gvks {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(gvk)
 		out = append(out, u)
@@ -170,8 +171,9 @@ func (b *Backend) Watches() driver.Watches {
 		UpdateFunc:  func(event.UpdateEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
-	var classes []driver.Watch
-	for _, obj := range metallbObjects() {
+	objs := metallbObjects()
+	classes := make([]driver.Watch, 0, len(objs))
+	for _, obj := range objs {
 		// MetalLB writes a pool's status on every allocation; only what the
 		// driver renders matters.
 		classes = append(classes, driver.Watch{Object: obj,

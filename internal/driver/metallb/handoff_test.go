@@ -31,7 +31,7 @@ import (
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
-func removeAnnotation(g Gomega, obj client.Object, key string) {
+func removeAnnotation(g Gomega, obj client.Object, key string) { //nolint:unparam // any annotation, though tests remove the claim's
 	kit.SetAnnotation(g, obj, key, "")
 }
 
@@ -204,8 +204,9 @@ func TestAHoldDeletedOutOfBandComesBack(t *testing.T) {
 	ph := kit.Service(g, placeholderNS, before[0])
 	g.Expect(k8s.Delete(context.Background(), ph)).To(Succeed())
 	g.Eventually(func() []types.UID {
-		var uids []types.UID
-		for _, name := range placeholders(g, addr.Name)() {
+		names := placeholders(g, addr.Name)()
+		uids := make([]types.UID, 0, len(names))
+		for _, name := range names {
 			uids = append(uids, kit.Service(g, placeholderNS, name).UID)
 		}
 		return uids

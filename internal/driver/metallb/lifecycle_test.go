@@ -54,7 +54,7 @@ func TestExhaustedPoolLeavesClaimsPendingUntilCapacityFrees(t *testing.T) {
 		kit.Create(g, b.Claim(ns, fmt.Sprintf("c%d", i), b.OfClass(name)))
 	}
 	phases := func() []v1alpha1.IPAddressClaimPhase {
-		var out []v1alpha1.IPAddressClaimPhase
+		out := make([]v1alpha1.IPAddressClaimPhase, 0, 3)
 		for i := range 3 {
 			out = append(out, kit.Claim(g, ns, fmt.Sprintf("c%d", i)).Status.Phase)
 		}

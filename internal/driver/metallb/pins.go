@@ -32,6 +32,12 @@ import (
 	"github.com/cozystack/address-controller/internal/driver"
 )
 
+// Keys of the metadata merge patches the driver writes on Services.
+const (
+	metaAnnotations = "annotations"
+	metaLabels      = "labels"
+)
+
 // Pin writes metallb.io/loadBalancerIPs (IPv4 first) and the driver's
 // marker with the same value, the retry token, and, for a shared handoff,
 // the holds' allow-shared-ip key with its marker and the carrier finalizer;
@@ -50,7 +56,7 @@ func (b *Backend) Pin(ctx context.Context, svc *corev1.Service, addrs []netip.Ad
 		annotations[annotationAllowSharedIP] = nil
 		annotations[annotationSharedBy] = nil
 	}
-	meta := map[string]any{"annotations": annotations, "labels": map[string]any{LabelWithdrawn: nil}}
+	meta := map[string]any{metaAnnotations: annotations, metaLabels: map[string]any{LabelWithdrawn: nil}}
 	if opts.Finalizer != "" && !controllerutil.ContainsFinalizer(svc, opts.Finalizer) {
 		meta["finalizers"] = []string{opts.Finalizer}
 	}
@@ -82,8 +88,8 @@ func (b *Backend) Unpin(ctx context.Context, svc *corev1.Service, finalizer stri
 		if err != nil {
 			return err
 		}
-		meta["annotations"] = annotations
-		meta["labels"] = map[string]any{LabelWithdrawn: mark}
+		meta[metaAnnotations] = annotations
+		meta[metaLabels] = map[string]any{LabelWithdrawn: mark}
 	}
 	if len(meta) == 0 {
 		return nil
@@ -108,7 +114,7 @@ func (b *Backend) Retry(ctx context.Context, a *v1alpha1.IPAddress, svc *corev1.
 	}
 	log.FromContext(ctx).V(1).Info("Asking MetalLB again for a pinned Service", "service", svc.Namespace+"/"+svc.Name, "token", token)
 	b.metrics.retries.Inc()
-	return b.patchMeta(ctx, svc, map[string]any{"annotations": map[string]any{annotationRetry: token}})
+	return b.patchMeta(ctx, svc, map[string]any{metaAnnotations: map[string]any{annotationRetry: token}})
 }
 
 // PinnedTo reads the addresses svc is pinned to, from MetalLB's annotation,
@@ -123,7 +129,7 @@ func (b *Backend) PinnedTo(svc *corev1.Service) ([]netip.Addr, bool) {
 		value = svc.Spec.LoadBalancerIP //nolint:staticcheck // still honoured by MetalLB
 	}
 	var out []netip.Addr
-	for _, s := range strings.Split(value, ",") {
+	for s := range strings.SplitSeq(value, ",") {
 		if ip, err := netip.ParseAddr(strings.TrimSpace(s)); err == nil {
 			out = append(out, ip)
 		}

@@ -320,7 +320,7 @@ func (b *Backend) placeholder(name, class string, family v1alpha1.IPFamily) *cor
 		},
 		Spec: corev1.ServiceSpec{
 			Type:                          corev1.ServiceTypeLoadBalancer,
-			AllocateLoadBalancerNodePorts: ptr.To(false),
+			AllocateLoadBalancerNodePorts: new(false),
 			IPFamilyPolicy:                ptr.To(corev1.IPFamilyPolicySingleStack),
 			IPFamilies:                    []corev1.IPFamily{ipFamily},
 			Ports:                         []corev1.ServicePort{{Name: "placeholder", Port: placeholderPort, Protocol: corev1.ProtocolTCP}},

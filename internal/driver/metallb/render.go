@@ -27,7 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
@@ -68,7 +67,7 @@ func (b *Backend) RenderClass(ctx context.Context, class *v1alpha1.IPAddressClas
 	}
 
 	owner := metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "IPAddressClass", Name: class.Name,
-		UID: class.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+		UID: class.UID, Controller: new(true), BlockOwnerDeletion: new(true)}
 	pool := params.Pool(class.Name, b.opts.MetalLBNamespace, p, keep)
 	// Services the driver withdrew a pin from may not keep an address of
 	// the pool: without this MetalLB would let them keep it.

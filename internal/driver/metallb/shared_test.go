@@ -136,7 +136,7 @@ func (w *ipWatcher) Gaps() map[string][]time.Duration {
 }
 
 func ingressIPsOf(svc *corev1.Service) []string {
-	var out []string
+	out := make([]string, 0, len(svc.Status.LoadBalancer.Ingress))
 	for _, in := range svc.Status.LoadBalancer.Ingress {
 		out = append(out, in.IP)
 	}
@@ -172,7 +172,8 @@ func TestSharedHandoffNeverFreesTheAddress(t *testing.T) {
 			kit.Create(g, b.Claim(ns, "web", b.OfClass(class), b.Family(tc.family)))
 			g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 			addrs := kit.Claim(g, ns, "web").Status.Addresses
-			var ips, want []string
+			ips := make([]string, 0, len(addrs))
+			var want []string
 			for _, a := range addrs {
 				ips = append(ips, a.Address)
 				heldByPlaceholder(g, a.Address)

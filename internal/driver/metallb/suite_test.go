@@ -104,7 +104,7 @@ func startDriverWith(t *testing.T, handoff string) *inprocess.Manager {
 }
 
 // startBoth runs the core and the driver until the test ends.
-func startBoth(t *testing.T) (core, driver *inprocess.Manager) {
+func startBoth(t *testing.T) (coreManager, driverManager *inprocess.Manager) { //nolint:unparam // symmetric; no test stops the core yet
 	return startCore(t), startDriver(t)
 }
 
@@ -137,7 +137,7 @@ func metallbClass(t *testing.T, g Gomega, dual bool, opts ...b.ClassOption) (nam
 }
 
 // boundAddress waits for the claim to be Bound and returns its first address.
-func boundAddress(g Gomega, ns, claim string) v1alpha1.ClaimedAddress {
+func boundAddress(g Gomega, ns, claim string) v1alpha1.ClaimedAddress { //nolint:unparam // any claim, though tests name theirs web
 	g.Eventually(kit.StateOfClaim(g, ns, claim), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	return kit.Claim(g, ns, claim).Status.Addresses[0]
 }
@@ -183,8 +183,9 @@ func placeholders(g Gomega, addressName string) func() []string {
 
 func ingressOf(g Gomega, ns, name string) func() []string {
 	return func() []string {
-		var out []string
-		for _, in := range kit.Service(g, ns, name).Status.LoadBalancer.Ingress {
+		ingress := kit.Service(g, ns, name).Status.LoadBalancer.Ingress
+		out := make([]string, 0, len(ingress))
+		for _, in := range ingress {
 			out = append(out, in.IP)
 		}
 		return out
@@ -192,7 +193,7 @@ func ingressOf(g Gomega, ns, name string) func() []string {
 }
 
 // pool reads the rendered MetalLB object of kind for a class.
-func rendered(g Gomega, kind, class string) func() *unstructured.Unstructured {
+func rendered(_ Gomega, kind, class string) func() *unstructured.Unstructured {
 	return func() *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(params.GroupVersion.WithKind(kind))
@@ -212,7 +213,7 @@ func inRange(cidr string) func(string) bool {
 // claimedAndHeld creates a namespace, a MetalLB class and a claim "web" of
 // it, waits until the claim is Bound and a placeholder holds its address,
 // and returns them.
-func claimedAndHeld(t *testing.T, g Gomega, opts ...b.ClassOption) (ns, class, v4 string, addr v1alpha1.ClaimedAddress) {
+func claimedAndHeld(t *testing.T, g Gomega, opts ...b.ClassOption) (ns, class, v4 string, addr v1alpha1.ClaimedAddress) { //nolint:unparam // class options for tests that need them
 	ns = kit.Namespace(t)
 	class, v4, _ = metallbClass(t, g, false, opts...)
 	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
@@ -223,8 +224,8 @@ func claimedAndHeld(t *testing.T, g Gomega, opts ...b.ClassOption) (ns, class, v
 
 // steal stops the driver, deletes the address's hold and lets thief take the
 // address, then starts the driver again and returns it.
-func steal(t *testing.T, g Gomega, driver *inprocess.Manager, addr v1alpha1.ClaimedAddress, thief *corev1.Service) *inprocess.Manager {
-	driver.Stop()
+func steal(t *testing.T, g Gomega, running *inprocess.Manager, addr v1alpha1.ClaimedAddress, thief *corev1.Service) *inprocess.Manager { //nolint:unparam // the restarted driver, for tests that stop it again
+	running.Stop()
 	for _, name := range placeholders(g, addr.Name)() {
 		g.Expect(k8s.Delete(context.Background(), b.Service(placeholderNS, name))).To(Succeed())
 	}

@@ -82,8 +82,8 @@ func (b *Backend) yield(ctx context.Context, ph *corev1.Service, claim *v1alpha1
 		return driver.Reservation{}, err
 	}
 	if err := b.patchMeta(ctx, ph, map[string]any{
-		"labels":      map[string]any{LabelWithdrawn: mark},
-		"annotations": map[string]any{annotationYieldedTo: ip.String()},
+		metaLabels:      map[string]any{LabelWithdrawn: mark},
+		metaAnnotations: map[string]any{annotationYieldedTo: ip.String()},
 	}); err != nil {
 		return driver.Reservation{}, err
 	}
@@ -137,8 +137,8 @@ func (b *Backend) awaitRightfulHolder(ctx context.Context, ph *corev1.Service, y
 		}
 	}
 	if err := b.patchMeta(ctx, ph, map[string]any{
-		"labels":      map[string]any{LabelWithdrawn: nil},
-		"annotations": map[string]any{annotationYieldedTo: nil},
+		metaLabels:      map[string]any{LabelWithdrawn: nil},
+		metaAnnotations: map[string]any{annotationYieldedTo: nil},
 	}); err != nil {
 		return driver.Reservation{}, err
 	}
