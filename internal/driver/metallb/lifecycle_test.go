@@ -249,7 +249,8 @@ func TestALedgerAddressOfferedToAPlaceholderIsGivenBack(t *testing.T) {
 	claim := kit.Claim(g, ns, "web")
 	ph := b.Service(placeholderNS, "alloc-"+string(claim.UID)+"-v4")
 	ph.Spec.Selector = nil
-	ph.Labels = map[string]string{v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderAllocation, v1alpha1.LabelClaimUID: string(claim.UID)}
+	ph.Labels = map[string]string{v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderAllocation, v1alpha1.LabelClaimUID: string(claim.UID),
+		v1alpha1.LabelClass: name, v1alpha1.LabelFamily: string(v1alpha1.IPv4)}
 	ph.Annotations = map[string]string{"metallb.io/address-pool": params.PoolName(name), "local.sdn.cozystack.io/claim": ns + "/web"}
 	kit.Create(g, ph)
 	g.Eventually(ingressOf(g, placeholderNS, ph.Name), timeout, tick).Should(Equal([]string{only}))
