@@ -357,6 +357,7 @@ $(METALLB_ASSETS)/speaker:
 	$(call build-tool,$@,metallb,go.universe.tf/metallb/speaker)
 $(METALLB_ASSETS)/crds:
 	@mkdir -p "$@.partial"
+	cd "$(TOOLS_DIR)/metallb" && go mod download go.universe.tf/metallb
 	cp "$$(cd "$(TOOLS_DIR)/metallb" && go list -m -f '{{.Dir}}' go.universe.tf/metallb)"/config/crd/bases/*.yaml "$@.partial/"
 	chmod u+w "$@.partial"/*.yaml
 	mv "$@.partial" "$@"
@@ -365,7 +366,8 @@ $(METALLB_ASSETS)/crds:
 prometheus-operator-crds: $(PROMETHEUS_OPERATOR_CRDS) ## Copy the Prometheus Operator's ServiceMonitor and PrometheusRule CRDs locally if necessary (the chart tests apply them).
 $(PROMETHEUS_OPERATOR_CRDS):
 	@mkdir -p "$@.partial"
-	cd "$(TOOLS_DIR)/prometheus-operator" && dir="$$(go list -m -f '{{.Dir}}' github.com/prometheus-operator/prometheus-operator)" && \
+	cd "$(TOOLS_DIR)/prometheus-operator" && go mod download github.com/prometheus-operator/prometheus-operator && \
+		dir="$$(go list -m -f '{{.Dir}}' github.com/prometheus-operator/prometheus-operator)" && \
 		cp "$$dir"/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml \
 		   "$$dir"/example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml "$@.partial/"
 	chmod u+w "$@.partial"/*.yaml
