@@ -134,55 +134,87 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			present = unrelated
 			cfg.logf("Created them in %s", time.Since(t).Round(time.Millisecond))
 		}
-		run := Size{N: n, Unrelated: present}
-		cfg.logf("N=%d: measuring the ceiling", n)
-		if run.Ceiling, err = e.ceiling(ctx, n); err != nil {
+		run, err := e.measureSize(ctx, i, n, present)
+		if err != nil {
 			return report, err
-		}
-		cfg.logf("N=%d: ceiling %.0f writes/s", n, run.Ceiling.WritesPerSecond)
-		modes := cfg.handoffs()
-		for m, mode := range modes {
-			if m > 0 {
-				cfg.logf("N=%d: restarting the driver with --handoff=%s", n, mode)
-				if err := e.restartDriver(ctx, mode); err != nil {
-					return report, err
-				}
-			}
-			s := newSizeRun(e, i+m*len(cfg.Sizes), n)
-			if m > 0 {
-				s.metallbNS += "-" + mode
-				s.metallbClass += "-" + mode
-			}
-			for _, sc := range s.scenarios() {
-				if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, sc.name[:1]) || m > 0 && sc.name[:1] == "a" {
-					continue
-				}
-				if len(modes) > 1 && sc.name[:1] != "a" {
-					sc.name += "-" + mode
-				}
-				cfg.logf("N=%d: scenario %s", n, sc.name)
-				res := e.measure(ctx, sc, n, run.Ceiling)
-				cfg.logf("N=%d: %s converged=%v in %.1fs (%.1f claims/s, p50 %.0fms, p99 %.0fms, %.2f writes/claim)",
-					n, sc.name, res.Converged, res.Seconds, res.PerSecond, res.P50Ms, res.P99Ms, res.WritesPerClaim)
-				run.Scenarios = append(run.Scenarios, res)
-				if !res.Converged {
-					break // the later scenarios build on this one
-				}
-			}
-			if i < len(cfg.Sizes)-1 || m < len(modes)-1 {
-				if err := s.cleanup(ctx); err != nil {
-					cfg.logf("N=%d: cleaning up: %v", n, err)
-				}
-			}
-		}
-		if len(modes) > 1 && i < len(cfg.Sizes)-1 {
-			if err := e.restartDriver(ctx, modes[0]); err != nil {
-				return report, err
-			}
 		}
 		report.Sizes = append(report.Sizes, run)
 	}
 	return report, nil
+}
+
+// measureSize measures the ceiling and the chosen scenarios of the i-th
+// size, n claims, once per handoff mode, with unrelated Services present.
+// Every mode gets namespaces and classes of its own, cleaned up after
+// unless it is the last mode of the last size.
+func (e *env) measureSize(ctx context.Context, i, n, unrelated int) (Size, error) {
+	cfg := e.cfg
+	run := Size{N: n, Unrelated: unrelated}
+	cfg.logf("N=%d: measuring the ceiling", n)
+	var err error
+	if run.Ceiling, err = e.ceiling(ctx, n); err != nil {
+		return run, err
+	}
+	cfg.logf("N=%d: ceiling %.0f writes/s", n, run.Ceiling.WritesPerSecond)
+	lastSize := i == len(cfg.Sizes)-1
+	modes := cfg.handoffs()
+	for m, mode := range modes {
+		if m > 0 {
+			cfg.logf("N=%d: restarting the driver with --handoff=%s", n, mode)
+			if err := e.restartDriver(ctx, mode); err != nil {
+				return run, err
+			}
+		}
+		s := newSizeRun(e, i+m*len(cfg.Sizes), n)
+		if m > 0 {
+			s.metallbNS += "-" + mode
+			s.metallbClass += "-" + mode
+		}
+		suffix := ""
+		if len(modes) > 1 {
+			suffix = "-" + mode
+		}
+		run.Scenarios = append(run.Scenarios, e.measureScenarios(ctx, s, run.Ceiling, m == 0, suffix)...)
+		if !lastSize || m < len(modes)-1 {
+			if err := s.cleanup(ctx); err != nil {
+				cfg.logf("N=%d: cleaning up: %v", n, err)
+			}
+		}
+	}
+	if len(modes) > 1 && !lastSize {
+		if err := e.restartDriver(ctx, modes[0]); err != nil {
+			return run, err
+		}
+	}
+	return run, nil
+}
+
+// measureScenarios runs the chosen scenarios of one size in one handoff
+// mode, in order, and stops at the first that does not converge: the later
+// ones build on it. The static path ("a") does not go through the driver,
+// so it runs in the first mode only; the others' names get the mode's
+// suffix.
+func (e *env) measureScenarios(ctx context.Context, s *sizeRun, ceiling Ceiling, firstMode bool, suffix string) []Result {
+	cfg, n := e.cfg, s.n
+	var results []Result
+	for _, sc := range s.scenarios() {
+		letter := sc.name[:1]
+		if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, letter) || !firstMode && letter == "a" {
+			continue
+		}
+		if letter != "a" {
+			sc.name += suffix
+		}
+		cfg.logf("N=%d: scenario %s", n, sc.name)
+		res := e.measure(ctx, sc, n, ceiling)
+		cfg.logf("N=%d: %s converged=%v in %.1fs (%.1f claims/s, p50 %.0fms, p99 %.0fms, %.2f writes/claim)",
+			n, sc.name, res.Converged, res.Seconds, res.PerSecond, res.P50Ms, res.P99Ms, res.WritesPerClaim)
+		results = append(results, res)
+		if !res.Converged {
+			break
+		}
+	}
+	return results
 }
 
 // redact drops the kubeconfig path (a temporary folder) from arguments.
@@ -325,16 +357,16 @@ func mib(n uint64) float64       { return float64(n) / (1 << 20) }
 func (e *env) pids() map[string]int {
 	out := map[string]int{}
 	if pid := e.core.PID(); pid > 0 {
-		out["core"] = pid
+		out[procCore] = pid
 	}
 	if pid := e.driver.PID(); pid > 0 {
-		out["driver"] = pid
+		out[procDriver] = pid
 	}
 	if pid := e.cluster.MetalLBPID(); pid > 0 {
-		out["metallb"] = pid
+		out[procMetalLB] = pid
 	}
 	maps.Copy(out, childrenByName("kube-apiserver", "etcd"))
-	out["bench"] = os.Getpid()
+	out[procBench] = os.Getpid()
 	return out
 }
 
@@ -353,16 +385,16 @@ func (e *env) counters(ctx context.Context) (counterSet, error) {
 	if err != nil {
 		return counterSet{}, err
 	}
-	cs := counterSet{api: api, clients: map[string]float64{"bench": e.ownWrites.get()},
+	cs := counterSet{api: api, clients: map[string]float64{procBench: e.ownWrites.get()},
 		reconciles: map[string]float64{}, adds: map[string]float64{}}
-	endpoints := map[string]string{"core": e.coreURL, "driver": e.driverURL, "metallb": e.cluster.MetalLBMetricsURL()}
+	endpoints := map[string]string{procCore: e.coreURL, procDriver: e.driverURL, procMetalLB: e.cluster.MetalLBMetricsURL()}
 	for name, url := range endpoints {
 		mc, ok, err := scrapeManager(ctx, url)
 		if err != nil || !ok {
 			continue
 		}
 		cs.clients[name] = mc.writes
-		if name == "driver" {
+		if name == procDriver {
 			cs.unheld = mc.unheld
 		}
 		for c, v := range mc.reconciles {

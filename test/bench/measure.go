@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -24,7 +25,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -383,7 +383,7 @@ func unheldStats(before, after map[string]float64) *Unheld {
 		}
 		buckets = append(buckets, bucket{f, v - before[le]})
 	}
-	sort.Slice(buckets, func(i, j int) bool { return buckets[i].le < buckets[j].le })
+	slices.SortFunc(buckets, func(a, b bucket) int { return cmp.Compare(a.le, b.le) })
 	u := &Unheld{Handoffs: total, P99Ms: -1}
 	for _, b := range buckets {
 		if b.le == 0 {

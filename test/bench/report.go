@@ -166,6 +166,15 @@ type Stage struct {
 	P99Ms float64 `json:"p99Ms"`
 }
 
+// The processes a scenario measures. Their names key a Result's Processes
+// and ByClient, and prefix its Reconciles and QueueAdds.
+const (
+	procBench   = "bench"
+	procCore    = "core"
+	procDriver  = "driver"
+	procMetalLB = "metallb"
+)
+
 // otherClients names the writes no process of ours counted.
 const otherClients = "MetalLB and others"
 
@@ -184,13 +193,31 @@ func (r *Report) Markdown(w io.Writer) {
 		r.wireMarkdown(p)
 		return
 	}
+	r.ceilingMarkdown(p)
+	r.scenariosMarkdown(p)
+	r.apiServerMarkdown(p)
+	r.clientsMarkdown(p)
+	r.writesMarkdown(p)
+	r.reconcilesMarkdown(p)
+	r.eventsMarkdown(p)
+	r.handoffsMarkdown(p)
+	r.stagesMarkdown(p)
+	r.wireMarkdown(p)
+}
+
+// ceilingMarkdown reports each size's ceiling.
+func (r *Report) ceilingMarkdown(p func(format string, args ...any)) {
 	p("### Ceiling: create + status-update of a trivial custom object\n\n")
 	p("| N | objects | seconds | writes/s | API server CPU ms/write |\n|---:|---:|---:|---:|---:|\n")
 	for _, run := range r.Sizes {
 		c := run.Ceiling
 		p("| %d | %d | %.1f | %.0f | %.2f |\n", run.N, c.Objects, c.Seconds, c.WritesPerSecond, apiServerMsPerWrite(c, nil))
 	}
+}
 
+// scenariosMarkdown reports every scenario's speed, writes and the cost to
+// each process.
+func (r *Report) scenariosMarkdown(p func(format string, args ...any)) {
 	p("\n### Scenarios\n\n")
 	p("| scenario | N | unrelated Services | converged | wall s | claims/s | ms/claim | p50 ms | p99 ms | writes/claim " +
 		"| min writes | of ceiling ratio | core peak MiB / CPU s | driver peak MiB / CPU s | MetalLB peak MiB / CPU s " +
@@ -216,11 +243,15 @@ func (r *Report) Markdown(w io.Writer) {
 			p("| %s | %d | %d | %s | %.1f | %.1f | %.2f | %.0f | %.0f | %.2f | %d | %.0f%% | %s | %s | %s "+
 				"| %.1f / %.1f / %.1f |\n",
 				res.Scenario, res.N, run.Unrelated, conv, res.Seconds, res.PerSecond, msPer, res.P50Ms, res.P99Ms,
-				res.WritesPerClaim, res.MinWrites, res.CeilingRatio*100, proc("core"), proc("driver"), proc("metallb"),
-				res.Processes["kube-apiserver"].CPUSeconds, res.Processes["etcd"].CPUSeconds, res.Processes["bench"].CPUSeconds)
+				res.WritesPerClaim, res.MinWrites, res.CeilingRatio*100, proc(procCore), proc(procDriver), proc(procMetalLB),
+				res.Processes["kube-apiserver"].CPUSeconds, res.Processes["etcd"].CPUSeconds, res.Processes[procBench].CPUSeconds)
 		}
 	}
+}
 
+// apiServerMarkdown sets the API server's CPU per write of each scenario
+// against its size's ceiling.
+func (r *Report) apiServerMarkdown(p func(format string, args ...any)) {
 	p("\n### API server CPU per write\n\n")
 	p("| scenario | N | ms/write | × the ceiling's |\n|---|---:|---:|---:|\n")
 	for _, run := range r.Sizes {
@@ -234,9 +265,12 @@ func (r *Report) Markdown(w io.Writer) {
 			p("| %s | %d | %.2f | %.1f |\n", res.Scenario, res.N, ms, times)
 		}
 	}
+}
 
+// clientsMarkdown splits each scenario's writes by the client that sent them.
+func (r *Report) clientsMarkdown(p func(format string, args ...any)) {
 	p("\n### Writes per claim by client\n\n")
-	clients := []string{"bench", "core", "driver", otherClients}
+	clients := []string{procBench, procCore, procDriver, otherClients}
 	p("| scenario | N | %s | of which 409 Conflict |\n|---|---:|%s---:|\n",
 		strings.Join(clients, " | "), strings.Repeat("---:|", len(clients)))
 	for _, run := range r.Sizes {
@@ -252,7 +286,11 @@ func (r *Report) Markdown(w io.Writer) {
 			p("| %s | %d | %s | %.2f |\n", res.Scenario, res.N, strings.Join(cells, " | "), res.ConflictsPerClaim)
 		}
 	}
+}
 
+// writesMarkdown reports, one table per size, each scenario's writes by verb
+// and resource.
+func (r *Report) writesMarkdown(p func(format string, args ...any)) {
 	for _, run := range r.Sizes {
 		p("\n### Writes per claim by verb and resource, N=%d\n\n", run.N)
 		kinds := map[string]bool{}
@@ -278,7 +316,10 @@ func (r *Report) Markdown(w io.Writer) {
 			p("| %s | %s |\n", k, strings.Join(cells, " | "))
 		}
 	}
+}
 
+// reconcilesMarkdown reports each scenario's reconciles and work queue adds.
+func (r *Report) reconcilesMarkdown(p func(format string, args ...any)) {
 	p("\n### Reconciles and work queue adds per claim, by manager and controller\n\n")
 	p("| scenario | N | reconciles | queue adds |\n|---|---:|---|---|\n")
 	for _, run := range r.Sizes {
@@ -286,7 +327,10 @@ func (r *Report) Markdown(w io.Writer) {
 			p("| %s | %d | %s | %s |\n", res.Scenario, res.N, perKey(res.Reconciles), perKey(res.QueueAdds))
 		}
 	}
+}
 
+// eventsMarkdown reports each scenario's Events.
+func (r *Report) eventsMarkdown(p func(format string, args ...any)) {
 	p("\n### Events per claim by reporter and reason\n\n")
 	p("| scenario | N | events |\n|---|---:|---|\n")
 	for _, run := range r.Sizes {
@@ -294,7 +338,11 @@ func (r *Report) Markdown(w io.Writer) {
 			p("| %s | %d | %s |\n", res.Scenario, res.N, perKey(res.Events))
 		}
 	}
+}
 
+// handoffsMarkdown reports how long handoffs left addresses unreported, in
+// the scenarios that made any.
+func (r *Report) handoffsMarkdown(p func(format string, args ...any)) {
 	p("\n### Handoffs: how long addresses went unreported\n\n")
 	p("| scenario | N | handoffs | unreported never | p99 ms (bucket bound) | MetalLB AllocationFailed events/claim |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, run := range r.Sizes {
@@ -310,7 +358,10 @@ func (r *Report) Markdown(w io.Writer) {
 			}
 		}
 	}
+}
 
+// stagesMarkdown reports the latency of each step of the MetalLB paths.
+func (r *Report) stagesMarkdown(p func(format string, args ...any)) {
 	p("\n### Stages of the MetalLB paths (per claim)\n\n")
 	p("| scenario | N | stage | count | p50 ms | p99 ms |\n|---|---:|---|---:|---:|---:|\n")
 	for _, run := range r.Sizes {
@@ -320,7 +371,6 @@ func (r *Report) Markdown(w io.Writer) {
 			}
 		}
 	}
-	r.wireMarkdown(p)
 }
 
 // wireMarkdown reports the wire scenario.

@@ -235,8 +235,7 @@ func steadyFrom(ps []wire.Probe, backend string, from time.Time, d time.Duration
 		return false
 	}
 	last := ps[len(ps)-1]
-	for i := len(ps) - 1; i >= 0; i-- {
-		p := ps[i]
+	for _, p := range slices.Backward(ps) {
 		if p.At.Before(from) || !p.OK() || p.Body != backend {
 			return false
 		}

@@ -19,6 +19,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -77,16 +78,13 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	families := ""
+	families := make([]string, len(cfg.Families))
 	for i, f := range cfg.Families {
-		if i > 0 {
-			families += ","
-		}
-		families += string(f)
+		families[i] = string(f)
 	}
 	res = &Result{Name: cfg.Name, Seed: cfg.Seed, LimitSeconds: cfg.Converge.Seconds(), ConvergedAfterSeconds: -1,
 		Size: Size{Claims: cfg.Claims, Services: cfg.Services, Rebuilds: cfg.Rebuilds, Toggles: cfg.Toggles,
-			ClaimDeletions: cfg.ClaimDeletions, Families: families, StaticShare: cfg.StaticShare,
+			ClaimDeletions: cfg.ClaimDeletions, Families: strings.Join(families, ","), StaticShare: cfg.StaticShare,
 			RetainShare: cfg.RetainShare, KillSeconds: cfg.Duration.Seconds()}}
 	began := time.Now()
 	e, err := start(ctx, cfg)
@@ -183,6 +181,9 @@ func waitConverged(ctx context.Context, cfg Config, chk *checker, from time.Time
 	}
 }
 
+// headline sums a run up in one line, for a failed test to name.
+//
+//nolint:unused // Called from chaos_test.go, which only the chaos build tag compiles.
 func (r *Result) headline() string {
 	return fmt.Sprintf("%s: %d kills, %d violations, converged %v", r.Name, r.KillTotal, len(r.Violations), r.Converged)
 }

@@ -18,7 +18,8 @@ package main
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -165,10 +166,5 @@ func parseFamilies(s string) ([]v1alpha1.IPFamily, error) {
 }
 
 func presetNames() string {
-	var names []string
-	for n := range presets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
+	return strings.Join(slices.Sorted(maps.Keys(presets)), ", ")
 }

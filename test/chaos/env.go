@@ -48,6 +48,10 @@ const (
 	// The managers' default lease names.
 	coreLease   = "address-controller.local.sdn.cozystack.io"
 	driverLease = "metallb-iad.local.sdn.cozystack.io"
+	// The managers' kinds, which key env.managers and prefix their
+	// replicas' names.
+	kindCore   = "core"
+	kindDriver = "driver"
 )
 
 // env is a running chaos cluster: the control plane with MetalLB and two
@@ -57,7 +61,7 @@ type env struct {
 	cluster *cluster.Cluster
 	c       client.Client
 	cs      kubernetes.Interface
-	// managers are the replicas by kind ("core", "driver").
+	// managers are the replicas by kind (kindCore, kindDriver).
 	managers map[string][]*replica
 }
 
@@ -122,12 +126,12 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	cfg.logf("Building the managers")
 	binDir := filepath.Join(e.cluster.Dir, "bin")
 	bins := map[string]string{}
-	for kind, pkg := range map[string]string{"core": "./cmd/address-controller", "driver": "./cmd/metallb-iad"} {
+	for kind, pkg := range map[string]string{kindCore: "./cmd/address-controller", kindDriver: "./cmd/metallb-iad"} {
 		if bins[kind], err = cluster.GoBuild(pkg, binDir); err != nil {
 			return nil, err
 		}
 	}
-	for _, kind := range []string{"core", "driver"} {
+	for _, kind := range []string{kindCore, kindDriver} {
 		for i := range 2 {
 			r, err := e.newReplica(kind, bins[kind], i)
 			if err != nil {
@@ -168,7 +172,7 @@ func (e *env) newReplica(kind, bin string, i int) (*replica, error) {
 			"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(health),
 			"--leader-elect", "--leader-election-namespace", systemNamespace},
 	}
-	if kind == "driver" {
+	if kind == kindDriver {
 		r.args = append(r.args, "--placeholder-namespace", placeholderNamespace,
 			"--metallb-namespace", cluster.MetalLBNamespace)
 	}

@@ -21,7 +21,6 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -150,7 +149,7 @@ func (c *checker) onService(svc *corev1.Service, gone bool) {
 			s.ips = append(s.ips, normalize(in.IP))
 		}
 	}
-	sort.Strings(s.ips)
+	slices.Sort(s.ips)
 	c.services[key] = s
 	for _, ip := range s.ips {
 		if c.reporters[ip] == nil {
@@ -187,7 +186,7 @@ func (c *checker) checkReporters(ip string) {
 	for _, s := range holding {
 		names = append(names, fmt.Sprintf("%s (key %q, driver key %q)", s.key, s.sharedKey, s.driverKey))
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	c.violate("two-services "+ip+" "+strings.Join(names, ","), invTwoServices, ip+": "+strings.Join(names, ", "))
 }
 
@@ -206,7 +205,7 @@ func (c *checker) onClaim(cl *v1alpha1.IPAddressClaim, gone bool) {
 	for _, a := range cl.Status.Addresses {
 		s.ips = append(s.ips, normalize(a.Address))
 	}
-	sort.Strings(s.ips)
+	slices.Sort(s.ips)
 	c.claims[key] = s
 	if s.deleting {
 		return
@@ -226,7 +225,7 @@ func (c *checker) onClaim(cl *v1alpha1.IPAddressClaim, gone bool) {
 		for other, o := range c.claims {
 			if other != key && !o.deleting && slices.Contains(o.ips, ip) {
 				pair := []string{key, other}
-				sort.Strings(pair)
+				slices.Sort(pair)
 				c.violate("two-claims "+ip+" "+strings.Join(pair, ","), invTwoClaims,
 					fmt.Sprintf("%s reported by claims %s and %s", ip, pair[0], pair[1]))
 			}
@@ -373,6 +372,6 @@ func (c *checker) result() ([]Violation, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := slices.Collect(maps.Values(c.violations))
-	sort.Slice(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	slices.SortFunc(out, func(a, b Violation) int { return a.At.Compare(b.At) })
 	return out, c.events
 }

@@ -37,6 +37,10 @@ func reporting(ns, name string, ips []string, opts ...b.ServiceOption) *corev1.S
 	return s
 }
 
+// keyed sets MetalLB's sharing key on a Service and, when byDriver, the
+// driver's record that it wrote that key.
+//
+//nolint:unparam // The key stays in every case, so that a reader sees which Services share one.
 func keyed(key string, byDriver bool) b.ServiceOption {
 	return func(s *corev1.Service) {
 		metav1.SetMetaDataAnnotation(&s.ObjectMeta, annotationAllowSharedIP, key)
@@ -46,6 +50,9 @@ func keyed(key string, byDriver bool) b.ServiceOption {
 	}
 }
 
+// bound returns a claim Bound to ips.
+//
+//nolint:unparam // ns mirrors reporting and b.BoundTo, so that a case shows which claim a Service or address names.
 func bound(ns, name string, uid types.UID, ips ...string) *v1alpha1.IPAddressClaim {
 	c := b.Claim(ns, name)
 	c.UID = uid

@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -84,9 +85,9 @@ func (k *killer) killOne(ctx context.Context) {
 	case 0:
 		k.killMetalLB()
 	case 1:
-		k.killManager(ctx, "core", coreLease, killCoreLeader, killCoreFollower)
+		k.killManager(ctx, kindCore, coreLease, killCoreLeader, killCoreFollower)
 	default:
-		k.killManager(ctx, "driver", driverLease, killDriverLeader, killDriverFollower)
+		k.killManager(ctx, kindDriver, driverLease, killDriverLeader, killDriverFollower)
 	}
 }
 
@@ -168,9 +169,7 @@ func (k *killer) failed(msg string) {
 }
 
 func (k *killer) restartLater(name string, start func() error) {
-	k.restarts.Add(1)
-	go func() {
-		defer k.restarts.Done()
+	k.restarts.Go(func() {
 		time.Sleep(k.e.cfg.RestartAfter)
 		if err := start(); err != nil {
 			k.failed("restarting " + name + ": " + err.Error())
@@ -178,7 +177,7 @@ func (k *killer) restartLater(name string, start func() error) {
 		k.mu.Lock()
 		delete(k.down, name)
 		k.mu.Unlock()
-	}()
+	})
 }
 
 // leader names the replica of kind that holds the lease now, or "" if none
@@ -246,9 +245,5 @@ func leads(ctx context.Context, url, lease string) bool {
 func (k *killer) summary() (map[string]int, time.Time, []string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	out := map[string]int{}
-	for kind, n := range k.kills {
-		out[kind] = n
-	}
-	return out, k.lastKill, append([]string(nil), k.restartErr...)
+	return maps.Clone(k.kills), k.lastKill, append([]string(nil), k.restartErr...)
 }

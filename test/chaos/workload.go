@@ -19,6 +19,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/netip"
 	"strings"
@@ -40,6 +41,14 @@ import (
 // alone, from addresses an admin created.
 const staticProvisioner = "static.chaos.local.sdn.cozystack.io"
 
+// The workload's class names: two MetalLB classes, one per reclaim policy,
+// and the static class.
+const (
+	classDelete = "chaos-delete"
+	classRetain = "chaos-retain"
+	classStatic = "chaos-static"
+)
+
 // The workload's classes and their ranges; none overlaps another.
 var classes = []struct {
 	name    string
@@ -47,9 +56,9 @@ var classes = []struct {
 	reclaim v1alpha1.ReclaimPolicy
 	v4, v6  netip.Prefix
 }{
-	{"chaos-delete", true, v1alpha1.ReclaimDelete, netip.MustParsePrefix("10.210.0.0/21"), netip.MustParsePrefix("fd00:210::/116")},
-	{"chaos-retain", true, v1alpha1.ReclaimRetain, netip.MustParsePrefix("10.211.0.0/21"), netip.MustParsePrefix("fd00:211::/116")},
-	{"chaos-static", false, v1alpha1.ReclaimDelete, netip.MustParsePrefix("10.212.0.0/20"), netip.MustParsePrefix("fd00:212::/116")},
+	{classDelete, true, v1alpha1.ReclaimDelete, netip.MustParsePrefix("10.210.0.0/21"), netip.MustParsePrefix("fd00:210::/116")},
+	{classRetain, true, v1alpha1.ReclaimRetain, netip.MustParsePrefix("10.211.0.0/21"), netip.MustParsePrefix("fd00:211::/116")},
+	{classStatic, false, v1alpha1.ReclaimDelete, netip.MustParsePrefix("10.212.0.0/20"), netip.MustParsePrefix("fd00:212::/116")},
 }
 
 // inPools says whether ip is in any class's range.
@@ -105,11 +114,11 @@ func plan(e *env, seed int64) *workload {
 		c := claimPlan{name: fmt.Sprintf("claim-%04d", i), family: cfg.Families[i%len(cfg.Families)]}
 		switch {
 		case rank < nStatic:
-			c.class = "chaos-static"
+			c.class = classStatic
 		case rank < nStatic+nRetain:
-			c.class, c.metallb = "chaos-retain", true
+			c.class, c.metallb = classRetain, true
 		default:
-			c.class, c.metallb = "chaos-delete", true
+			c.class, c.metallb = classDelete, true
 		}
 		w.claims[i] = c
 	}
@@ -144,10 +153,12 @@ func plan(e *env, seed int64) *workload {
 	}
 	// Half the deletions hit claims whose Service stays, the rest claims no
 	// Service names.
-	var withService, without []int
-	for _, j := range svcOrder[cfg.Rebuilds+cfg.Toggles:] {
+	kept := svcOrder[cfg.Rebuilds+cfg.Toggles:]
+	withService := make([]int, 0, len(kept))
+	for _, j := range kept {
 		withService = append(withService, w.serviceClaim[j])
 	}
+	var without []int
 	for _, i := range w.rng.Perm(cfg.Claims) {
 		if !named[i] {
 			without = append(without, i)
@@ -182,7 +193,7 @@ func (w *workload) setup(ctx context.Context) error {
 	// Enough static addresses of each family, and five to spare.
 	need := map[v1alpha1.IPFamily]int{}
 	for _, p := range w.claims {
-		if p.class == "chaos-static" {
+		if p.class == classStatic {
 			for _, f := range p.family.Families() {
 				need[f]++
 			}
@@ -266,11 +277,7 @@ func (w *workload) failed(kind string, err error) {
 func (w *workload) summary() map[string]int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := map[string]int{}
-	for k, v := range w.counts {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(w.counts)
 }
 
 func (w *workload) errors() []string {

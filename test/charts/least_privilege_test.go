@@ -111,20 +111,18 @@ func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
 
 	t.Run("the driver writes MetalLB objects only in the MetalLB namespace", func(t *testing.T) {
 		driver := serviceAccount(t, c, driverNS, "metallb-iad")
-		var want []access
 		for _, res := range []string{"ipaddresspools", "l2advertisements", "bgpadvertisements"} {
-			want = append(want,
-				access{"create", metallb, res, metallbNS, true},
-				access{"patch", metallb, res, metallbNS, true},
-				access{"delete", metallb, res, metallbNS, true},
-				access{"list", metallb, res, metallbNS, true},
-				access{"watch", metallb, res, metallbNS, true},
-				access{"create", metallb, res, tenant, false},
-				access{"delete", metallb, res, placeholders, false},
-				access{"list", metallb, res, "", false},
-			)
+			check(driver, []access{
+				{"create", metallb, res, metallbNS, true},
+				{"patch", metallb, res, metallbNS, true},
+				{"delete", metallb, res, metallbNS, true},
+				{"list", metallb, res, metallbNS, true},
+				{"watch", metallb, res, metallbNS, true},
+				{"create", metallb, res, tenant, false},
+				{"delete", metallb, res, placeholders, false},
+				{"list", metallb, res, "", false},
+			})
 		}
-		check(driver, want)
 	})
 
 	t.Run("the core holds no verb it never uses", func(t *testing.T) {

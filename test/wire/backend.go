@@ -28,7 +28,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 )
 
 // BackendPort is the port every backend serves HTTP on.
@@ -92,9 +91,9 @@ func (be *Backend) Endpoint(ready bool) discoveryv1.Endpoint {
 	return discoveryv1.Endpoint{
 		Addresses: []string{be.Address.String()},
 		Conditions: discoveryv1.EndpointConditions{
-			Ready: ptr.To(ready), Serving: ptr.To(ready), Terminating: ptr.To(false),
+			Ready: new(ready), Serving: new(ready), Terminating: new(false),
 		},
-		NodeName:  ptr.To(be.Node.Name),
+		NodeName:  new(be.Node.Name),
 		TargetRef: &corev1.ObjectReference{Kind: "Pod", Name: be.Name},
 	}
 }
@@ -114,7 +113,7 @@ func EndpointSlice(ns, service string, endpoints ...discoveryv1.Endpoint) *disco
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Endpoints:   endpoints,
 		Ports: []discoveryv1.EndpointPort{{
-			Name: ptr.To(""), Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(int32(BackendPort)),
+			Name: new(""), Protocol: new(corev1.ProtocolTCP), Port: new(int32(BackendPort)),
 		}},
 	}
 }

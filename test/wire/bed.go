@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"net/url"
@@ -242,6 +243,8 @@ func (b *Bed) addNetns(role string) (*netns, error) {
 
 // plug connects namespace n to the bridge through a veth pair whose inside
 // end, LinkName, gets mac and addr.
+//
+//nolint:goconst // The steps are ip(8) command lines, which read best spelt out as typed.
 func (b *Bed) plug(n *netns, port string, mac net.HardwareAddr, addr netip.Addr) error {
 	steps := [][]string{
 		{"link", "add", port, "type", "veth", "peer", "name", LinkName, "netns", n.name},
@@ -332,9 +335,7 @@ func ignoreNotFound(err error) error {
 // labels.
 func nodeObject(o NodeOptions, addr netip.Addr) *corev1.Node {
 	labels := map[string]string{corev1.LabelHostname: o.Name}
-	for k, v := range o.Labels {
-		labels[k] = v
-	}
+	maps.Copy(labels, o.Labels)
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Labels: labels},
 		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{

@@ -38,12 +38,12 @@ type netns struct {
 }
 
 func addNetns(name string) (*netns, error) {
-	if err := run("ip", "netns", "add", name); err != nil {
+	if err := runIP("netns", "add", name); err != nil {
 		return nil, err
 	}
 	f, err := os.Open(filepath.Join("/run/netns", name))
 	if err != nil {
-		_ = run("ip", "netns", "delete", name)
+		_ = runIP("netns", "delete", name)
 		return nil, err
 	}
 	return &netns{name: name, file: f}, nil
@@ -87,12 +87,12 @@ func (n *netns) do(fn func() error) error {
 
 // ip runs `ip -n <namespace> args...`.
 func (n *netns) ip(args ...string) error {
-	return run("ip", append([]string{"-n", n.name}, args...)...)
+	return runIP(append([]string{"-n", n.name}, args...)...)
 }
 
 // sysctl sets kernel parameters inside the namespace.
 func (n *netns) sysctl(settings ...string) error {
-	return run("ip", append([]string{"netns", "exec", n.name, "sysctl", "-q", "-w"}, settings...)...)
+	return runIP(append([]string{"netns", "exec", n.name, "sysctl", "-q", "-w"}, settings...)...)
 }
 
 // dial opens a TCP connection from inside the namespace.
@@ -116,13 +116,14 @@ func (n *netns) listen(addr string) (l net.Listener, err error) {
 
 func (n *netns) delete() error {
 	_ = n.file.Close()
-	return run("ip", "netns", "delete", n.name)
+	return runIP("netns", "delete", n.name)
 }
 
-func run(name string, args ...string) error {
-	out, err := exec.Command(name, args...).CombinedOutput()
+// runIP runs iproute2's `ip args...`, with its output in the error.
+func runIP(args ...string) error {
+	out, err := exec.Command("ip", args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }

@@ -122,16 +122,14 @@ func (n *Node) startAPIProxy() error {
 			if err != nil {
 				return
 			}
-			n.apiConns.Add(1)
-			go func() {
-				defer n.apiConns.Done()
+			n.apiConns.Go(func() {
 				up, err := net.DialTimeout("tcp", "127.0.0.1:"+n.bed.apiPort, 5*time.Second)
 				if err != nil {
 					_ = c.Close()
 					return
 				}
 				pipe(c, up)
-			}()
+			})
 		}
 	}()
 	return nil

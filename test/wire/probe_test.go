@@ -24,7 +24,7 @@ import (
 
 // series builds probes 10ms apart from a pattern: '+' answered, '-' failed.
 func series(t0 time.Time, pattern string) []Probe {
-	var ps []Probe
+	ps := make([]Probe, 0, len(pattern))
 	for i, c := range pattern {
 		p := Probe{At: t0.Add(time.Duration(i) * 10 * time.Millisecond), Body: "web"}
 		if c == '-' {

@@ -336,7 +336,7 @@ func contend(t *testing.T, g Gomega, ns, ip string) (name string, stop func()) {
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
-		for i := 0; i < 30000; i++ {
+		for i := range 30000 {
 			select {
 			case <-done:
 				return
@@ -358,7 +358,7 @@ func handoffs(g Gomega, ns, ip string, n int, within time.Duration) int {
 	svc := b.Service(ns, "a", b.ForClaim("web"))
 	kit.Create(g, svc)
 	done := 0
-	for i := 0; i < n; i++ {
+	for range n {
 		ok := g.Eventually(ingressOf(g, ns, "a"), within, 20*time.Millisecond).Should(Equal([]string{ip}))
 		removeAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim)
 		ok = ok && g.Eventually(holders(g, ip), within, 20*time.Millisecond).Should(ConsistOf(HavePrefix(placeholderNS+"/")))
