@@ -129,6 +129,7 @@ type Backend struct {
 	params   map[string]decodedParams // by class name
 
 	deleted  deletions
+	demoted  deletions
 	contests contests
 	secret   *secret
 	recorder recorder.EventRecorder
@@ -181,9 +182,12 @@ func (b *Backend) Watches() driver.Watches {
 			Predicates: []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})}})
 	}
 	classes = append(classes, b.nodeWatch())
-	// A hold MetalLB assigns lets a carrier that waits for it let go.
+	// A hold MetalLB assigns, or takes back, lets a carrier that waits for
+	// it go on.
 	assigned := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		return fmt.Sprint(e.ObjectOld.(*corev1.Service).Status.LoadBalancer) != fmt.Sprint(e.ObjectNew.(*corev1.Service).Status.LoadBalancer)
+		o, n := e.ObjectOld.(*corev1.Service), e.ObjectNew.(*corev1.Service)
+		return fmt.Sprint(o.Status.LoadBalancer) != fmt.Sprint(n.Status.LoadBalancer) ||
+			o.Annotations[annotationAllocatedFromPool] != n.Annotations[annotationAllocatedFromPool]
 	}}
 	return driver.Watches{
 		Claims: []driver.Watch{
