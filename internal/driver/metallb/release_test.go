@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -112,6 +114,36 @@ func TestAReleaseMetalLBWouldIgnoreIsNotLost(t *testing.T) {
 		return fmt.Sprintf("MetalLB's word on it: %v", serviceEvents(g, ns, "after"))
 	})
 	g.Expect(metallbSeries(g, "metallb_allocator_addresses_in_use_total", "pool", pool)()).To(Equal(2.0), "the poison and the pinned Service")
+}
+
+// TestAnAddressWaitsForMetalLBToLetGo: while MetalLB is down, an address
+// being deleted keeps its finalizer and its demoted hold; the operating
+// manual's procedure for a MetalLB gone for good lets both go.
+func TestAnAddressWaitsForMetalLBToLetGo(t *testing.T) {
+	startBoth(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns, _, _, addr := claimedAndHeld(t, g, b.ClassReclaim(v1alpha1.ReclaimDelete))
+	hold := placeholders(g, addr.Name)()
+	g.Expect(hold).To(HaveLen(1))
+
+	g.Expect(testCluster.StopMetalLB()).To(Succeed())
+	t.Cleanup(restartMetalLB)
+	g.Expect(k8s.Delete(ctx, kit.Claim(g, ns, "web"))).To(Succeed())
+	g.Eventually(func() corev1.ServiceType { return kit.Service(g, placeholderNS, hold[0]).Spec.Type }, timeout, tick).
+		Should(Equal(corev1.ServiceTypeClusterIP))
+	address := &v1alpha1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: addr.Name}}
+	g.Consistently(kit.Gone(address), 2*time.Second, tick).Should(BeFalse(), "the address waits for MetalLB")
+	g.Expect(kit.Address(g, addr.Name).DeletionTimestamp).NotTo(BeNil())
+
+	g.Expect(placeholderNS).To(Equal("metallb-iad-system"), "the procedure names the default placeholder namespace")
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", testkit.DemotedPlaceholderScript)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+testCluster.Kubeconfig,
+		"PATH="+filepath.Dir(testCluster.Assets.Kubectl())+":"+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), string(out))
+	g.Eventually(kit.Gone(b.Service(placeholderNS, hold[0])), timeout, tick).Should(BeTrue())
+	g.Eventually(kit.Gone(address), timeout, tick).Should(BeTrue())
 }
 
 // unwritable denies, until the test ends, every write of the status of
