@@ -311,11 +311,7 @@ func (r *AddressReconciler) teardown(ctx context.Context, a *v1alpha1.IPAddress,
 			}
 		}
 	}
-	// The finalizer stays until the backend has let the address go: the
-	// hold is owned by the address, and a garbage-collected hold would be
-	// deleted without the backend's release (see the MetalLB backend's
-	// releasePlaceholder).
-	if released, err := r.backend.Unhold(ctx, a); err != nil || !released {
+	if _, err := r.backend.Unhold(ctx, a); err != nil {
 		return err
 	}
 	orig := a.DeepCopy()

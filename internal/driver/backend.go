@@ -58,11 +58,10 @@ type Backend interface {
 
 	// Unhold releases the backend's hold on a, so that a workload can take
 	// the address, or because the address goes. released is true once the
-	// backend has let the address go, as the driver's cache shows it: a
-	// workload is pinned only then, so that the backend finds the address
-	// free when the workload asks for it, and an address's finalizer goes
-	// only then. A hold going away wakes the Service pass of the address's
-	// carrier (Watches.Services).
+	// driver's cache shows the hold gone: a workload is pinned only then, so
+	// that the backend, which sees the same events in the same order, finds
+	// the address free when the workload asks for it. A hold going away
+	// wakes the Service pass of the address's carrier (Watches.Services).
 	Unhold(ctx context.Context, a *v1alpha1.IPAddress) (released bool, err error)
 
 	// Pin steers the backend to give svc exactly addrs (IPv4 first), and

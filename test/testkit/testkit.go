@@ -243,11 +243,3 @@ kubectl get services -A \
       -p '{"metadata":{"$deleteFromPrimitiveList/finalizers":["metallb.drivers.local.sdn.cozystack.io/carrier"]}}'
   done
 `
-
-// DemotedPlaceholderScript is the operating manual's procedure for letting
-// demoted placeholders go when MetalLB is gone for good, verbatim.
-const DemotedPlaceholderScript = `
-kubectl -n metallb-iad-system get services -l local.sdn.cozystack.io/placeholder \
-  -o jsonpath='{range .items[?(@.spec.type=="ClusterIP")]}{.metadata.name}{"\n"}{end}' |
-  xargs -r -I{} kubectl -n metallb-iad-system annotate service {} metallb.io/ip-allocated-from-pool-
-`

@@ -24,6 +24,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -74,6 +75,8 @@ func (o *Options) ManagerOptions(opts *ctrl.Options) {
 		opts.Cache.ByObject[obj] = cache.ByObject{Namespaces: map[string]cache.Config{o.MetalLBNamespace: {}}}
 	}
 	opts.Cache.ByObject[&corev1.Service{}] = cache.ByObject{Transform: trimService}
+	// Of all events, only MetalLB's refusals, which can name a phantom.
+	opts.Cache.ByObject[&corev1.Event{}] = cache.ByObject{Field: fields.OneTermEqualSelector("reason", reasonAllocationFailed)}
 }
 
 // trimService keeps, of every Service in the cache, only what the driver
@@ -129,7 +132,7 @@ type Backend struct {
 	params   map[string]decodedParams // by class name
 
 	deleted  deletions
-	demoted  deletions
+	buried   deletions
 	contests contests
 	secret   *secret
 	recorder recorder.EventRecorder
@@ -151,6 +154,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	if err := driver.Setup(mgr, b, opts.Driver); err != nil {
+		return err
+	}
+	if err := b.setupPhantoms(mgr); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("placeholder").
@@ -182,12 +188,9 @@ func (b *Backend) Watches() driver.Watches {
 			Predicates: []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})}})
 	}
 	classes = append(classes, b.nodeWatch())
-	// A hold MetalLB assigns, or takes back, lets a carrier that waits for
-	// it go on.
+	// A hold MetalLB assigns lets a carrier that waits for it let go.
 	assigned := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		o, n := e.ObjectOld.(*corev1.Service), e.ObjectNew.(*corev1.Service)
-		return fmt.Sprint(o.Status.LoadBalancer) != fmt.Sprint(n.Status.LoadBalancer) ||
-			o.Annotations[annotationAllocatedFromPool] != n.Annotations[annotationAllocatedFromPool]
+		return fmt.Sprint(e.ObjectOld.(*corev1.Service).Status.LoadBalancer) != fmt.Sprint(e.ObjectNew.(*corev1.Service).Status.LoadBalancer)
 	}}
 	return driver.Watches{
 		Claims: []driver.Watch{

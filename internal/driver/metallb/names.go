@@ -36,7 +36,7 @@ const (
 	annotationLegacyAllowSharedIP   = "metallb.universe.tf/allow-shared-ip"
 	// annotationAllocatedFromPool is MetalLB's record, on a Service it gave
 	// an address, of the pool the address came from. MetalLB removes it when
-	// it takes the address back.
+	// it handles a Service that is not a LoadBalancer.
 	annotationAllocatedFromPool = "metallb.io/ip-allocated-from-pool"
 )
 

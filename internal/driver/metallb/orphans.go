@@ -55,10 +55,6 @@ func (r *OrphanReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if !r.isAllocation(ph) || len(ph.OwnerReferences) > 0 || ph.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	if releasing(ph) {
-		_, err := r.releasePlaceholder(ctx, ph) // on its way out: finish it
-		return ctrl.Result{}, err
-	}
 	claimUID := ph.Labels[v1alpha1.LabelClaimUID]
 	// Recorded meanwhile? Then the hold adopts it.
 	if name := ph.Annotations[annotationAddressName]; name != "" {
@@ -75,9 +71,8 @@ func (r *OrphanReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err != nil || why == "" {
 		return ctrl.Result{}, err
 	}
-	log.FromContext(ctx).Info("Releasing allocation placeholder nothing needs", "claim", ph.Annotations[annotationClaim], "why", why)
-	_, err = r.releasePlaceholder(ctx, ph)
-	return ctrl.Result{}, err
+	log.FromContext(ctx).Info("Deleting allocation placeholder nothing needs", "claim", ph.Annotations[annotationClaim], "why", why)
+	return ctrl.Result{}, r.deletePlaceholder(ctx, ph)
 }
 
 // unneeded says why no claim needs an allocation placeholder any more, or

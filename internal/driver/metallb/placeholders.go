@@ -69,12 +69,14 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 		}
 		return driver.Reservation{Waiting: "Asked MetalLB for an address"}, nil
 	}
-	if b.isAllocation(ph) && (ph.Labels[v1alpha1.LabelClass] != class.Name || releasing(ph)) {
+	if b.isAllocation(ph) && ph.Labels[v1alpha1.LabelClass] != class.Name {
 		// The claim moved to another class while it waited: the old request
 		// goes, and the new class is asked once it is gone (its deletion
 		// wakes the claim).
-		if _, err := b.releasePlaceholder(ctx, ph); err != nil {
-			return driver.Reservation{}, err
+		if ph.DeletionTimestamp == nil {
+			if err := b.deletePlaceholder(ctx, ph); err != nil {
+				return driver.Reservation{}, err
+			}
 		}
 		return driver.Reservation{Waiting: fmt.Sprintf("Withdrawing the request to class %s", ph.Labels[v1alpha1.LabelClass])}, nil
 	}
@@ -122,27 +124,16 @@ func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alph
 	if err != nil {
 		return driver.HoldState{}, err
 	}
-	phs, err := b.placeholdersOf(ctx, a.Name, true)
+	phs, err := b.placeholdersOf(ctx, a.Name, false)
 	if err != nil {
 		return driver.HoldState{}, err
 	}
-	// A placeholder on its way out is let go to the end (it may bear the
-	// name the hold needs); one this process has just demoted or deleted
-	// may still look live in the cache.
-	now := time.Now()
-	for _, ph := range phs {
-		if releasing(ph) {
-			if _, err := b.releasePlaceholder(ctx, ph); err != nil {
-				return driver.HoldState{}, err
-			}
-		}
-	}
-	phs = slices.DeleteFunc(phs, func(ph *corev1.Service) bool {
-		return releasing(ph) || b.deleted.recent(ph.UID, now) || b.demoted.recent(ph.UID, now)
-	})
+	// A placeholder this process has just deleted may linger in the cache;
+	// it holds nothing any more.
+	phs = slices.DeleteFunc(phs, func(ph *corev1.Service) bool { return b.deleted.recent(ph.UID, time.Now()) })
 	slices.SortFunc(phs, func(x, y *corev1.Service) int { return rank(x, ip) - rank(y, ip) })
 	for _, extra := range phs[min(len(phs), 1):] {
-		if _, err := b.releasePlaceholder(ctx, extra); err != nil {
+		if err := b.deletePlaceholder(ctx, extra); err != nil {
 			return driver.HoldState{}, err
 		}
 	}
@@ -198,22 +189,22 @@ func (b *Backend) markHold(ph *corev1.Service, a *v1alpha1.IPAddress, ip netip.A
 	}
 }
 
-// Unhold releases every placeholder of an address (see releasePlaceholder).
-// It reports true once MetalLB has let the address go from all of them.
+// Unhold deletes every placeholder of an address; MetalLB frees the address
+// with them. It reports true once the cache shows none left, deleting or not.
 func (b *Backend) Unhold(ctx context.Context, a *v1alpha1.IPAddress) (bool, error) {
 	phs, err := b.placeholdersOf(ctx, a.Name, true)
 	if err != nil {
 		return false, err
 	}
-	released := true
 	for _, ph := range phs {
-		gone, err := b.releasePlaceholder(ctx, ph)
-		if err != nil {
+		if ph.DeletionTimestamp != nil {
+			continue
+		}
+		if err := b.deletePlaceholder(ctx, ph); err != nil {
 			return false, err
 		}
-		released = released && gone
 	}
-	return released, nil
+	return len(phs) == 0, nil
 }
 
 // IsHolder: a placeholder of this address inside the placeholder namespace,
@@ -228,7 +219,7 @@ func (b *Backend) IsHolder(svc *corev1.Service, a *v1alpha1.IPAddress) bool {
 		svc.Labels[v1alpha1.LabelPlaceholder] != "" && svc.Labels[v1alpha1.LabelAddress] == addressKey(a.Name)
 }
 
-// placeholdersOf lists the placeholders of an address, those being released
+// placeholdersOf lists the placeholders of an address, those being deleted
 // only when asked.
 func (b *Backend) placeholdersOf(ctx context.Context, addressName string, deleting bool) ([]*corev1.Service, error) {
 	list := &corev1.ServiceList{}
@@ -238,61 +229,11 @@ func (b *Backend) placeholdersOf(ctx context.Context, addressName string, deleti
 	}
 	out := make([]*corev1.Service, 0, len(list.Items))
 	for i := range list.Items {
-		if deleting || !releasing(&list.Items[i]) {
+		if deleting || list.Items[i].DeletionTimestamp == nil {
 			out = append(out, &list.Items[i])
 		}
 	}
 	return out, nil
-}
-
-// releasePlaceholder has MetalLB take ph's address back, then deletes ph. It
-// reports true once MetalLB has let the address go.
-//
-// A placeholder is never deleted while it is a LoadBalancer Service: after
-// a start, MetalLB (v0.15) ignores the events of single Services until one
-// full pass over all of them succeeds, and a deletion it ignores leaves the
-// address allocated to a Service that no longer exists, until MetalLB
-// restarts (docs/design.md, "Releasing a placeholder"). The placeholder
-// becomes a ClusterIP Service first, which MetalLB handles either at once or
-// in its next full pass; it then takes the address back and removes its
-// ip-allocated-from-pool annotation, and only then does the placeholder go.
-func (b *Backend) releasePlaceholder(ctx context.Context, ph *corev1.Service) (bool, error) {
-	switch {
-	case ph.DeletionTimestamp != nil:
-		return false, nil // its deletion wakes the pass
-	case ph.Spec.Type == corev1.ServiceTypeLoadBalancer:
-		return false, b.demote(ctx, ph)
-	case ph.Annotations[annotationAllocatedFromPool] != "":
-		return false, nil // MetalLB's removal of the annotation wakes the pass
-	default:
-		return true, b.deletePlaceholder(ctx, ph)
-	}
-}
-
-// releasing reports whether ph is on its way out: demoted or deleted.
-func releasing(ph *corev1.Service) bool {
-	return ph.DeletionTimestamp != nil || ph.Spec.Type != corev1.ServiceTypeLoadBalancer
-}
-
-// demote turns ph into a ClusterIP Service, once: a second pass that still
-// finds it a LoadBalancer in the cache, right after this process demoted it,
-// sends nothing. The write is conditional on the version read, so that an
-// address MetalLB recorded meanwhile is seen before ph is deleted.
-func (b *Backend) demote(ctx context.Context, ph *corev1.Service) error {
-	if !b.demoted.begin(ph.UID, time.Now()) {
-		return nil
-	}
-	orig := ph.DeepCopy()
-	ph.Spec.Type = corev1.ServiceTypeClusterIP
-	if err := b.Patch(ctx, ph, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		b.demoted.forget(ph.UID)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return err
-	}
-	b.metrics.demoted.Inc()
-	return nil
 }
 
 // deletePlaceholder deletes ph once: a second pass that still finds it in the
