@@ -24,7 +24,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -75,8 +74,6 @@ func (o *Options) ManagerOptions(opts *ctrl.Options) {
 		opts.Cache.ByObject[obj] = cache.ByObject{Namespaces: map[string]cache.Config{o.MetalLBNamespace: {}}}
 	}
 	opts.Cache.ByObject[&corev1.Service{}] = cache.ByObject{Transform: trimService}
-	// Of all events, only MetalLB's refusals, which can name a phantom.
-	opts.Cache.ByObject[&corev1.Event{}] = cache.ByObject{Field: fields.OneTermEqualSelector("reason", reasonAllocationFailed)}
 }
 
 // trimService keeps, of every Service in the cache, only what the driver

@@ -26,12 +26,16 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
@@ -64,14 +68,18 @@ var (
 // takes the address back, drops the tombstone's ip-allocated-from-pool
 // annotation and runs a full pass, which retries the refused Service. The
 // tombstone then goes (see Tombstones).
-type PhantomReconciler struct{ *Backend }
+type PhantomReconciler struct {
+	*Backend
+	// events holds MetalLB's refusals only, apart from the manager's cache.
+	events cache.Cache
+}
 
 // +kubebuilder:rbac:groups="",resources=events,verbs=get;list;watch
 
 // Reconcile runs on one of MetalLB's AllocationFailed events.
 func (r *PhantomReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ev := &corev1.Event{}
-	if err := r.Get(ctx, req.NamespacedName, ev); err != nil {
+	if err := r.events.Get(ctx, req.NamespacedName, ev); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	names, err := r.suspects(ctx, ev.Message)
@@ -180,15 +188,26 @@ func (r *Tombstones) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, r.deletePlaceholder(ctx, ts)
 }
 
-// setupPhantoms registers the phantom and tombstone reconcilers.
+// setupPhantoms registers the phantom and tombstone reconcilers. The events
+// come from a cache of their own that lists only MetalLB's refusals (a field
+// selector on the reason), so that the driver holds no other event.
 func (b *Backend) setupPhantoms(mgr ctrl.Manager) error {
-	refusals := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		ev, ok := o.(*corev1.Event)
-		return ok && ev.Reason == reasonAllocationFailed && ev.InvolvedObject.Kind == "Service"
+	events, err := cache.New(mgr.GetConfig(), cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Event{}: {Field: fields.OneTermEqualSelector("reason", reasonAllocationFailed)},
+		}})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(events); err != nil {
+		return err
+	}
+	refusals := predicate.NewTypedPredicateFuncs(func(ev *corev1.Event) bool {
+		return ev.Reason == reasonAllocationFailed && ev.InvolvedObject.Kind == "Service"
 	})
 	if err := ctrl.NewControllerManagedBy(mgr).Named("phantom").
-		For(&corev1.Event{}, builder.WithPredicates(refusals)).
-		Complete(&PhantomReconciler{Backend: b}); err != nil {
+		WatchesRawSource(source.Kind(events, &corev1.Event{}, &handler.TypedEnqueueRequestForObject[*corev1.Event]{}, refusals)).
+		Complete(&PhantomReconciler{Backend: b, events: events}); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("tombstone").
