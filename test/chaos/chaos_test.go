@@ -1,4 +1,4 @@
-//go:build e2e || chaos
+//go:build chaos
 
 /*
 Copyright 2026 The address-controller Authors.

@@ -129,7 +129,6 @@ type Backend struct {
 	params   map[string]decodedParams // by class name
 
 	deleted  deletions
-	buried   deletions
 	contests contests
 	secret   *secret
 	recorder recorder.EventRecorder
@@ -151,9 +150,6 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	if err := driver.Setup(mgr, b, opts.Driver); err != nil {
-		return err
-	}
-	if err := b.setupPhantoms(mgr); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("placeholder").
