@@ -181,7 +181,7 @@ chaos: manifests control-plane ## SIGKILL both replicas of each manager and Meta
 		go run ./test/chaos -presets $(CHAOS_PRESETS) -out $(CHAOS_OUT) $(CHAOS_ARGS)
 
 .PHONY: chaos-short
-chaos-short: manifests control-plane ## The small chaos run (80 claims, 45 s of kills); out of make test until MetalLB's dropped deletions are handled (docs/chaos.md).
+chaos-short: manifests control-plane ## The small chaos run (80 claims, 45 s of kills) alone; make test runs it too.
 	$(TEST_ENV) go test -tags=chaos ./test/chaos/ -run TestChaosShort -count=1 -timeout 20m
 
 ##@ Deployment

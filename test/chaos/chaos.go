@@ -183,7 +183,7 @@ func waitConverged(ctx context.Context, cfg Config, chk *checker, from time.Time
 
 // headline sums a run up in one line, for a failed test to name.
 //
-//nolint:unused // Called from chaos_test.go, which only the chaos build tag compiles.
+//nolint:unused // Called from chaos_test.go, which only the e2e and chaos build tags compile.
 func (r *Result) headline() string {
 	return fmt.Sprintf("%s: %d kills, %d violations, converged %v", r.Name, r.KillTotal, len(r.Violations), r.Converged)
 }

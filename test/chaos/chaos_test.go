@@ -1,4 +1,4 @@
-//go:build chaos
+//go:build e2e || chaos
 
 /*
 Copyright 2026 The address-controller Authors.

@@ -106,6 +106,11 @@ func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
 			{"list", "", "services", "", true},
 			{"watch", "", "services", "", true},
 			{"patch", "", "services", tenant, true},
+			// Phantoms: read MetalLB's refusals, write no event of core/v1.
+			{"list", "", "events", "", true},
+			{"watch", "", "events", "", true},
+			{"create", "", "events", tenant, false},
+			{"delete", "", "events", tenant, false},
 		})
 	})
 

@@ -117,6 +117,9 @@ const (
 	// PlaceholderHold keeps an existing address reserved while no workload
 	// carries it.
 	PlaceholderHold = "hold"
+	// PlaceholderTombstone stands in, for a moment, for a placeholder MetalLB
+	// still counts though it was deleted, so that MetalLB lets its address go.
+	PlaceholderTombstone = "tombstone"
 )
 
 // Condition types.

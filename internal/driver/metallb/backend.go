@@ -129,6 +129,7 @@ type Backend struct {
 	params   map[string]decodedParams // by class name
 
 	deleted  deletions
+	buried   deletions
 	contests contests
 	secret   *secret
 	recorder recorder.EventRecorder
@@ -150,6 +151,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	if err := driver.Setup(mgr, b, opts.Driver); err != nil {
+		return err
+	}
+	if err := b.setupPhantoms(mgr); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("placeholder").

@@ -32,6 +32,7 @@ var (
 type metrics struct {
 	placeholders *prometheus.GaugeVec
 	holdsCreated prometheus.Counter
+	tombstones   prometheus.Counter
 	retries      prometheus.Counter
 	yields       *prometheus.CounterVec
 	contested    *prometheus.CounterVec
@@ -46,6 +47,10 @@ func newMetrics() *metrics {
 			holdsCreated: prometheus.NewCounter(prometheus.CounterOpts{
 				Name: "metallb_iad_holds_created_total", Help: "Hold placeholders created (after a handoff back, or out-of-band deletion).",
 			}),
+			tombstones: prometheus.NewCounter(prometheus.CounterOpts{
+				Name: "metallb_iad_tombstones_total",
+				Help: "Tombstones made so that MetalLB lets go of an address it still counts for a placeholder that no longer exists.",
+			}),
 			retries: prometheus.NewCounter(prometheus.CounterOpts{
 				Name: "metallb_iad_retries_total", Help: "Pinned Services MetalLB was asked to process again after what blocked their address let go.",
 			}),
@@ -56,7 +61,7 @@ func newMetrics() *metrics {
 				Name: "metallb_iad_contested_total", Help: "Warnings that MetalLB keeps offering one recorded address to allocation placeholders, by class.",
 			}, []string{"class"}),
 		}
-		ctrlmetrics.Registry.MustRegister(backendMetrics.placeholders, backendMetrics.holdsCreated, backendMetrics.retries,
+		ctrlmetrics.Registry.MustRegister(backendMetrics.placeholders, backendMetrics.holdsCreated, backendMetrics.tombstones, backendMetrics.retries,
 			backendMetrics.yields, backendMetrics.contested)
 	})
 	backendMetrics.placeholders.Reset()

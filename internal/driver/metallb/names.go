@@ -34,6 +34,10 @@ const (
 	annotationAddressPool           = "metallb.io/address-pool"
 	annotationAllowSharedIP         = "metallb.io/allow-shared-ip"
 	annotationLegacyAllowSharedIP   = "metallb.universe.tf/allow-shared-ip"
+	// annotationAllocatedFromPool is MetalLB's record, on a Service it gave
+	// an address, of the pool the address came from. MetalLB removes it when
+	// it handles a Service that is not a LoadBalancer.
+	annotationAllocatedFromPool = "metallb.io/ip-allocated-from-pool"
 )
 
 // Names the driver puts on placeholder Services.

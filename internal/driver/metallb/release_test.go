@@ -1,0 +1,219 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package metallb_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+	b "github.com/cozystack/address-controller/test/builder"
+	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/testkit"
+)
+
+// TestAReleaseMetalLBWouldIgnoreIsNotLost: after a start, MetalLB ignores
+// the events of single Services until one full pass over all of them
+// succeeds, so a hold deleted in that window stays allocated in MetalLB's
+// books, to a Service that no longer exists. A Service pinned to its address
+// afterwards, under no sharing key, is refused at first, but must get the
+// address: the driver makes MetalLB let the phantom go.
+func TestAReleaseMetalLBWouldIgnoreIsNotLost(t *testing.T) {
+	startBoth(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns, class, v4, addr := claimedAndHeld(t, g, b.ClassReclaim(v1alpha1.ReclaimDelete))
+	hold := placeholders(g, addr.Name)()
+	g.Expect(hold).To(HaveLen(1))
+
+	// A Service whose status MetalLB may not write keeps every full pass of
+	// MetalLB failing, and so its single events ignored.
+	unwritable(t, g, ns, "poison")
+	kit.Create(g, b.Service(ns, "poison", b.ClusterIPOnly()))
+	g.Eventually(func() error {
+		return k8s.Status().Update(ctx, kit.Service(g, ns, "poison"))
+	}, timeout, tick).Should(Satisfy(func(err error) bool { return apierrors.IsInvalid(err) || apierrors.IsForbidden(err) }),
+		"the policy is in force")
+	spare := strings.TrimSuffix(v4, "0/28") + "14"
+	poison := kit.Service(g, ns, "poison")
+	orig := poison.DeepCopy()
+	poison.Spec.Type = corev1.ServiceTypeLoadBalancer
+	poison.Annotations = map[string]string{"metallb.io/loadBalancerIPs": spare}
+	g.Expect(k8s.Patch(ctx, poison, client.MergeFrom(orig))).To(Succeed())
+
+	// MetalLB starts again and loads the hold and the poison in a full pass
+	// that fails.
+	failedPasses := metallbLogLines(g, "reprocessAll", "failed to handle service, retry", ns+"/poison")
+	before := failedPasses()
+	g.Expect(testCluster.StopMetalLB()).To(Succeed())
+	g.Expect(testCluster.StartMetalLB()).To(Succeed())
+	pool := params.PoolName(class)
+	g.Eventually(metallbSeries(g, "metallb_allocator_addresses_in_use_total", "pool", pool), timeout, tick).Should(Equal(2.0))
+	g.Eventually(failedPasses, timeout, tick).Should(BeNumerically(">", before))
+
+	// The claim goes, and its address with it: the hold is deleted while
+	// MetalLB ignores single events. A change of MetalLB's configuration
+	// makes it run a full pass at once (which fails again, on the poison).
+	g.Expect(k8s.Delete(ctx, kit.Claim(g, ns, "web"))).To(Succeed())
+	g.Eventually(kit.Gone(&v1alpha1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: addr.Name}}), timeout, tick).Should(BeTrue())
+	g.Eventually(kit.Gone(b.Service(placeholderNS, hold[0])), timeout, tick).Should(BeTrue())
+	nudge := unrelatedPool(t, g)
+
+	// A Service pinned to the address under no sharing key gets it in a
+	// later full pass: nothing that is gone still has it.
+	kit.Create(g, b.Service(ns, "after", b.PinnedByHand(addr.Address), b.Port(80)))
+	round := 0
+	g.Eventually(func() []string {
+		round++
+		orig := nudge.DeepCopy()
+		g.Expect(unstructured.SetNestedField(nudge.Object, round%2 == 0, "spec", "avoidBuggyIPs")).To(Succeed())
+		g.Expect(k8s.Patch(ctx, nudge, client.MergeFrom(orig))).To(Succeed())
+		return ingressOf(g, ns, "after")()
+	}, timeout, time.Second).Should(Equal([]string{addr.Address}), func() string {
+		return fmt.Sprintf("MetalLB's word on it: %v", serviceEvents(g, ns, "after"))
+	})
+	g.Expect(metallbSeries(g, "metallb_allocator_addresses_in_use_total", "pool", pool)()).To(Equal(2.0), "the poison and the pinned Service")
+	g.Expect(serviceEvents(g, ns, "after")).To(ContainElement(ContainSubstring("address also in use by "+placeholderNS+"/"+hold[0])),
+		"MetalLB refused it first, for the phantom")
+	g.Eventually(kit.Gone(b.Service(placeholderNS, hold[0])), timeout, tick).Should(BeTrue(), "the tombstone goes once MetalLB handled it")
+}
+
+// unwritable denies, until the test ends, every write of the status of
+// Service name in ns, and deletes that Service then.
+func unwritable(t *testing.T, g Gomega, ns, name string) {
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: testkit.Name(t)},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Update},
+					Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"},
+						Resources: []string{"services/status"}},
+				},
+			}}},
+			Validations: []admissionv1.Validation{{
+				Expression: fmt.Sprintf("object.metadata.name != %q", name),
+				Message:    "this test's Service status may not be written",
+			}},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: policy.Name},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        policy.Name,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{corev1.LabelMetadataName: ns},
+			}},
+		},
+	}
+	kit.Create(g, policy, binding)
+	// MetalLB starts afresh afterwards, so that the tests after this one
+	// find it handling single events.
+	t.Cleanup(func() {
+		_ = k8s.Delete(context.Background(), binding)
+		_ = k8s.Delete(context.Background(), policy)
+		_ = k8s.Delete(context.Background(), b.Service(ns, name))
+		_ = testCluster.StopMetalLB()
+		_ = testCluster.StartMetalLB()
+	})
+}
+
+// unrelatedPool creates a MetalLB address pool no class renders, which
+// makes MetalLB reload its configuration and run a full pass.
+func unrelatedPool(t *testing.T, g Gomega) *unstructured.Unstructured {
+	v4, _ := freshRange()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(params.IPAddressPoolGVK)
+	u.SetNamespace(cluster.MetalLBNamespace)
+	u.SetName(testkit.Name(t))
+	g.Expect(unstructured.SetNestedStringSlice(u.Object, []string{v4}, "spec", "addresses")).To(Succeed())
+	g.Expect(unstructured.SetNestedField(u.Object, false, "spec", "autoAssign")).To(Succeed())
+	kit.Create(g, u)
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), u) })
+	return u
+}
+
+// metallbSeries reads one series of the MetalLB controller's metrics, by
+// one label; -1 while MetalLB does not report it.
+func metallbSeries(g Gomega, metric, label, value string) func() float64 {
+	return func() float64 {
+		resp, err := http.Get(testCluster.MetalLBMetricsURL())
+		g.Expect(err).NotTo(HaveOccurred())
+		defer func() { _ = resp.Body.Close() }()
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		families, err := parser.TextToMetricFamilies(resp.Body)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, m := range families[metric].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetGauge().GetValue() + m.GetCounter().GetValue()
+				}
+			}
+		}
+		return -1
+	}
+}
+
+// metallbLogLines counts the lines of the MetalLB controller's log that
+// contain every one of parts.
+func metallbLogLines(g Gomega, parts ...string) func() int {
+	return func() int {
+		log, err := os.ReadFile(testCluster.MetalLBLog())
+		g.Expect(err).NotTo(HaveOccurred())
+		n := 0
+		for line := range strings.Lines(string(log)) {
+			if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(line, p) }) {
+				n++
+			}
+		}
+		return n
+	}
+}
+
+// serviceEvents lists the reasons and messages of the events about Service
+// name in ns.
+func serviceEvents(g Gomega, ns, name string) []string {
+	list := &corev1.EventList{}
+	g.Expect(k8s.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
+	var out []string
+	for _, e := range list.Items {
+		if e.InvolvedObject.Kind == "Service" && e.InvolvedObject.Name == name {
+			out = append(out, e.Reason+": "+e.Message)
+		}
+	}
+	return out
+}
