@@ -45,4 +45,4 @@ install address-controller address-controller-system "${CORE_IMAGE}"
 install metallb-iad metallb-iad-system "${DRIVER_IMAGE}"
 
 E2E_HARNESS=kind KUBECTL="${KUBECTL}" HELM="${HELM}" E2E_CORE_IMAGE="${CORE_IMAGE}" E2E_DRIVER_IMAGE="${DRIVER_IMAGE}" \
-  go test -tags=e2e ./test/e2e/ -count=1 -timeout 60m -v -ginkgo.v
+  go test -tags=e2e ./test/e2e/ -count=1 -timeout 60m -v -ginkgo.v -ginkgo.label-filter='!wire'
