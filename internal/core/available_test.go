@@ -17,13 +17,20 @@ limitations under the License.
 package core
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/manager"
 	b "github.com/cozystack/address-controller/test/builder"
 )
 
@@ -99,4 +106,47 @@ func TestOlderVersion(t *testing.T) {
 	g.Expect(olderVersion("11", "10")).To(BeFalse())
 	g.Expect(olderVersion("x", "y")).To(BeTrue(), "unparsable versions only match when equal")
 	g.Expect(olderVersion("x", "x")).To(BeFalse())
+}
+
+// recordingQueue notes, for every claim the handler wakes, what that claim's
+// pass would take from the available set at that moment.
+type recordingQueue struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	set   *availableSet
+	found map[string]string
+}
+
+func (q *recordingQueue) Add(req reconcile.Request) {
+	name, _ := q.set.take("public", v1alpha1.IPv4, func(string) bool { return false })
+	q.set.release(name)
+	q.found[req.Name] = name
+}
+
+// TestAWokenClaimFindsTheAddressThatWokeIt: the handler that wakes the claims
+// waiting for a class when one of its addresses becomes Available has already
+// put the address into the available set. Fed from another informer handler,
+// which runs on a goroutine of its own, the set could lag and the claim would
+// find nothing and wait for an address that is there.
+func TestAWokenClaimFindsTheAddressThatWokeIt(t *testing.T) {
+	g := NewWithT(t)
+	k8s := fake.NewClientBuilder().WithScheme(manager.NewScheme()).
+		WithIndex(&v1alpha1.IPAddressClaim{}, indexPendingClaim, func(o client.Object) []string {
+			return pendingKeys(o.(*v1alpha1.IPAddressClaim))
+		}).
+		WithObjects(b.Claim("ns", "web", b.OfClass("public"))).Build()
+	r := &ClaimReconciler{Client: k8s, available: newAvailableSet()}
+	q := &recordingQueue{set: r.available, found: map[string]string{}}
+	h := r.addressEvents()
+	ctx := context.Background()
+
+	created := b.Address("a", "10.0.0.1", "public")
+	h.Create(ctx, event.CreateEvent{Object: created}, q)
+	g.Expect(q.found).To(BeEmpty(), "a new address wakes no waiting claim")
+
+	h.Update(ctx, event.UpdateEvent{ObjectOld: created, ObjectNew: available("a", "10.0.0.1", "public")}, q)
+	g.Expect(q.found).To(Equal(map[string]string{"web": "a"}))
+
+	h.Delete(ctx, event.DeleteEvent{Object: available("a", "10.0.0.1", "public")}, q)
+	name, ok := r.available.take("public", v1alpha1.IPv4, func(string) bool { return false })
+	g.Expect(ok).To(BeFalse(), "a deleted address leaves the set, found %q", name)
 }

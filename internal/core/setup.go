@@ -71,7 +71,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("setting up field indexes: %w", err)
 	}
 	available, pending, m := newAvailableSet(), newPendingBinds(clk.Now), newMetrics(clk.Now)
-	if err := observeInformers(ctx, mgr, available, pending, m); err != nil {
+	if err := observeInformers(ctx, mgr, pending, m); err != nil {
 		return err
 	}
 	if err := observeAccessInformers(ctx, mgr, m); err != nil {
@@ -118,9 +118,12 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	return nil
 }
 
-// observeInformers feeds the available set, the pending bindings and the
-// gauges from the informers, event by event.
-func observeInformers(ctx context.Context, mgr ctrl.Manager, available *availableSet, pending *pendingBinds, m *metrics) error {
+// observeInformers feeds the pending bindings and the gauges from the
+// informers, event by event. The available set is fed by the claim
+// controller's own address handler (addressEvents) instead: an informer runs
+// each handler on a goroutine of its own, so a set fed here could lag behind
+// the wake-up of a claim that then finds nothing to bind, and sleeps.
+func observeInformers(ctx context.Context, mgr ctrl.Manager, pending *pendingBinds, m *metrics) error {
 	addrInf, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddress{})
 	if err != nil {
 		return err
@@ -128,19 +131,16 @@ func observeInformers(ctx context.Context, mgr ctrl.Manager, available *availabl
 	_, err = addrInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			a := obj.(*v1alpha1.IPAddress)
-			available.observe(nil, a)
 			pending.observe(a, false)
 			m.observeAddress(nil, a)
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			old, a := oldObj.(*v1alpha1.IPAddress), newObj.(*v1alpha1.IPAddress)
-			available.observe(old, a)
 			pending.observe(a, false)
 			m.observeAddress(old, a)
 		},
 		DeleteFunc: func(obj any) {
 			if a, ok := deletedObject[*v1alpha1.IPAddress](obj); ok {
-				available.observe(a, nil)
 				pending.observe(a, true)
 				m.observeAddress(a, nil)
 			}
@@ -228,7 +228,9 @@ func deleteOnly() predicate.Predicate {
 // addressEvents wakes, for an address event, the claims its claimRef names
 // (before and after), the claims naming it in spec.addressName, and, only when
 // it has just become Available, the claims waiting for its class and family:
-// binding an Available address must not wake every waiting claim.
+// binding an Available address must not wake every waiting claim. It feeds
+// the available set first, in the same goroutine, so that a claim it wakes
+// finds the address there.
 func (r *ClaimReconciler) addressEvents() handler.EventHandler {
 	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 	wake := func(ctx context.Context, q queue, old, new *v1alpha1.IPAddress) {
@@ -252,15 +254,20 @@ func (r *ClaimReconciler) addressEvents() handler.EventHandler {
 	}
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) {
-			wake(ctx, q, nil, e.Object.(*v1alpha1.IPAddress))
+			a := e.Object.(*v1alpha1.IPAddress)
+			r.available.observe(nil, a)
+			wake(ctx, q, nil, a)
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) {
-			if old, new := e.ObjectOld.(*v1alpha1.IPAddress), e.ObjectNew.(*v1alpha1.IPAddress); claimSees(old) != claimSees(new) {
+			old, new := e.ObjectOld.(*v1alpha1.IPAddress), e.ObjectNew.(*v1alpha1.IPAddress)
+			r.available.observe(old, new)
+			if claimSees(old) != claimSees(new) {
 				wake(ctx, q, old, new)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
 			if a, ok := deletedObject[*v1alpha1.IPAddress](e.Object); ok {
+				r.available.observe(a, nil)
 				wake(ctx, q, a, nil)
 			}
 		},
