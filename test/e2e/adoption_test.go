@@ -151,8 +151,9 @@ spec:
 
 // ingressOf lists the addresses a Service's load balancer reports.
 func ingressOf(ns, name string) []string {
-	var out []string
-	for _, in := range kit.Service(Default, ns, name).Status.LoadBalancer.Ingress {
+	ingress := kit.Service(Default, ns, name).Status.LoadBalancer.Ingress
+	out := make([]string, 0, len(ingress))
+	for _, in := range ingress {
 		out = append(out, in.IP)
 	}
 	return out

@@ -22,7 +22,9 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -32,7 +34,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/test/e2e/harness"
+	"github.com/cozystack/address-controller/test/testkit"
 	"github.com/cozystack/address-controller/test/wire"
 )
 
@@ -174,21 +178,101 @@ spec: {className: wire}
 		Eventually(answer(ctx, bed, x), timeout, tick).Should(Equal(web2.Name))
 	})
 
+	It("keeps B answering through every step of a shared dissociation and re-association, failing no more probes than while B stays put", func(ctx SpecContext) {
+		name := kit.Claim(Default, wireNamespace, "web").Status.Addresses[0].Name
+		associated := func() string {
+			return testkit.Reason(kit.Address(Default, name).Status.Conditions, v1alpha1.ConditionAssociated)
+		}
+		Eventually(associated, timeout, tick).Should(Equal(driver.ReasonSharedHandoff))
+		Eventually(func() []string { return holders(x.String()) }, timeout, tick).Should(Equal([]string{wireNamespace + "/b"}))
+
+		// One series at 100 Hz through three windows, while the client
+		// forgets its neighbours every quarter second, so that its probes
+		// also depend on a speaker answering ARP: B left alone (the
+		// baseline); B's annotation removed, up to the moment MetalLB takes
+		// the address off B; and the annotation back, from B's first answer
+		// until the handoff has ended and a second has passed.
+		var stop atomic.Bool
+		series := make(chan []wire.Probe, 1)
+		go func() {
+			defer GinkgoRecover()
+			series <- bed.ProbeSeries(ctx, x, wire.ProbeOptions{Interval: probeEvery, Duration: 2 * time.Minute,
+				Until: func([]wire.Probe) bool { return stop.Load() }})
+		}()
+		forgetting := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			defer close(forgetting)
+			t := time.NewTicker(250 * time.Millisecond)
+			defer t.Stop()
+			for ; !stop.Load(); <-t.C {
+				Expect(bed.ForgetNeighbours()).To(Succeed())
+			}
+		}()
+		DeferCleanup(func() { stop.Store(true); <-forgetting })
+
+		baseline := time.Now()
+		time.Sleep(3 * time.Second)
+
+		dissociated := time.Now()
+		svc := &corev1.Service{}
+		svc.Namespace, svc.Name = wireNamespace, "b"
+		kit.SetAnnotation(Default, svc, v1alpha1.AnnotationIPAddressClaim, "")
+		carries := func() bool {
+			for _, in := range kit.Service(Default, wireNamespace, "b").Status.LoadBalancer.Ingress {
+				if in.IP == x.String() {
+					return true
+				}
+			}
+			return false
+		}
+		Eventually(carries, timeout, 5*time.Millisecond).Should(BeFalse())
+		off := time.Now()
+		Eventually(func() []string { return holders(x.String()) }, timeout, tick).Should(ConsistOf(HavePrefix(h.PlaceholderNamespace() + "/")))
+
+		reassociated := time.Now()
+		kit.SetAnnotation(Default, svc, v1alpha1.AnnotationIPAddressClaim, "web")
+		Eventually(associated, timeout, tick).Should(Equal(driver.ReasonSharedHandoff))
+		Eventually(func() []string { return holders(x.String()) }, timeout, tick).Should(Equal([]string{wireNamespace + "/b"}))
+		time.Sleep(steady)
+		ended := time.Now()
+		stop.Store(true)
+		var probes []wire.Probe
+		Eventually(series, 10*time.Second).Should(Receive(&probes))
+		Expect(probeRate(probes)).To(BeNumerically(">=", 50), "probes per second")
+
+		// A probe that failed within lag of MetalLB taking the address off B
+		// may have met the proxier or the speaker acting on that very change.
+		const lag = 50 * time.Millisecond
+		alone := failedBetween(probes, baseline, dissociated)
+		letGo := failedBetween(probes, dissociated, off.Add(-lag))
+		first, ok := wire.FirstSuccessAfter(probes, reassociated)
+		Expect(ok).To(BeTrue(), "B answers again once it names the claim")
+		takenBack := failedBetween(probes, first.At, ended)
+		AddReportEntry("failed probes, B alone / shared dissociation / shared re-association",
+			fmt.Sprintf("%d / %d / %d", alone, letGo, takenBack))
+		GinkgoWriter.Printf("Shared handoff on a live Service: %d failed probes in 3 s alone, %d while let go (%s), "+
+			"%d once answering again (%s); %.0f probes/s\n", alone, letGo, off.Sub(dissociated), takenBack,
+			ended.Sub(first.At), probeRate(probes))
+		Expect(letGo).To(BeNumerically("<=", alone), "B fails no more probes while the hold comes back beside it than when left alone")
+		Expect(takenBack).To(BeNumerically("<=", alone), "B fails no more probes while its hold goes than when left alone")
+	})
+
 	It("is answered by the node the class's L2 parameters choose, from the interfaces they name", func(ctx SpecContext) {
-		DeferCleanup(func(ctx SpecContext) { setL2(ctx, "wire", `{}`) })
+		DeferCleanup(func(ctx SpecContext) { setL2(ctx, `{}`) })
 		zone := func(n *wire.Node) string {
 			return fmt.Sprintf(`"nodeSelectors": [{"matchLabels": {%q: %q}}]`, zoneLabel, n.Labels[zoneLabel])
 		}
 		for _, n := range []*wire.Node{nodeA, nodeB, nodeA} {
-			setL2(ctx, "wire", "{"+zone(n)+"}")
+			setL2(ctx, "{"+zone(n)+"}")
 			Eventually(answerer(bed, x), timeout, tick).Should(Equal([]string{n.Name}))
 			Eventually(answer(ctx, bed, x), timeout, tick).Should(Equal(web2.Name))
 		}
 		// Moving to B, on an interface B lacks: A stops, B cannot start.
-		setL2(ctx, "wire", `{"interfaces": ["eth9"], `+zone(nodeB)+`}`)
+		setL2(ctx, `{"interfaces": ["eth9"], `+zone(nodeB)+`}`)
 		Eventually(darkness(ctx, bed, x), timeout, tick).Should(Succeed())
 		Consistently(darkness(ctx, bed, x), time.Second, 400*time.Millisecond).Should(Succeed())
-		setL2(ctx, "wire", `{"interfaces": ["`+wire.LinkName+`"], `+zone(nodeB)+`}`)
+		setL2(ctx, `{"interfaces": ["`+wire.LinkName+`"], `+zone(nodeB)+`}`)
 		Eventually(answerer(bed, x), timeout, tick).Should(Equal([]string{nodeB.Name}))
 		Eventually(answer(ctx, bed, x), timeout, tick).Should(Equal(web2.Name))
 	})
@@ -323,7 +407,7 @@ func answer(ctx context.Context, bed *wire.Bed, addr netip.Addr) func() (string,
 func answerer(bed *wire.Bed, addr netip.Addr) func() ([]string, error) {
 	return func() ([]string, error) {
 		nodes, err := bed.WhoHas(addr, arpWindow)
-		var names []string
+		names := make([]string, 0, len(nodes))
 		for _, n := range nodes {
 			names = append(names, n.Name)
 		}
@@ -338,15 +422,27 @@ func answeredSteadilyBy(ps []wire.Probe, backend string, d time.Duration) bool {
 		return false
 	}
 	last := ps[len(ps)-1]
-	for i := len(ps) - 1; i >= 0; i-- {
-		if !ps[i].OK() || ps[i].Body != backend {
+	for _, p := range slices.Backward(ps) {
+		if !p.OK() || p.Body != backend {
 			return false
 		}
-		if last.At.Sub(ps[i].At) >= d {
+		if last.At.Sub(p.At) >= d {
 			return true
 		}
 	}
 	return false
+}
+
+// failedBetween counts the probes that started at or after from and had
+// failed before to.
+func failedBetween(probes []wire.Probe, from, to time.Time) int {
+	n := 0
+	for _, p := range probes {
+		if !p.OK() && !p.At.Before(from) && p.At.Add(p.Took).Before(to) {
+			n++
+		}
+	}
+	return n
 }
 
 // probeRate is the probes per second a series achieved.
@@ -357,10 +453,11 @@ func probeRate(ps []wire.Probe) float64 {
 	return float64(len(ps)-1) / ps[len(ps)-1].At.Sub(ps[0].At).Seconds()
 }
 
-// setL2 replaces a class's advertisement with a layer-2 one of options l2.
-func setL2(ctx context.Context, class, l2 string) {
+// setL2 replaces the wire class's advertisement with a layer-2 one of
+// options l2.
+func setL2(ctx context.Context, l2 string) {
 	GinkgoHelper()
-	out, err := kubectl(ctx, "", "patch", "ipaddressclasses.local.sdn.cozystack.io", class, "--type=json",
+	out, err := kubectl(ctx, "", "patch", "ipaddressclasses.local.sdn.cozystack.io", "wire", "--type=json",
 		"-p", `[{"op": "add", "path": "/spec/parameters/advertisement", "value": {"l2": `+l2+`}}]`)
 	Expect(err).NotTo(HaveOccurred(), out)
 }

@@ -38,9 +38,12 @@ import (
 // load-balancer addresses: every address a LoadBalancer Service reports is
 // bound to the node's loopback (IPVS mode's kube-ipvs0; so the kernel accepts
 // packets for it, and, with arp_ignore=1, never answers ARP for it), and a
-// connection to it is handed to a ready endpoint of that Service, or refused
-// when there is none. It forwards in user space, through the node's own
-// routing to the pod address; see docs/development.md for why.
+// connection to it is handed to a ready endpoint of the Service that reports
+// the address on that port, or refused when there is none. Like IPVS, it
+// keys a virtual server by address and port, so two Services sharing an
+// address (a hold and its workload, during a shared handoff) each keep
+// their own ports. It forwards in user space, through the node's own routing
+// to the pod address; see docs/development.md for why.
 type proxier struct {
 	bed      *Bed
 	stopCh   chan struct{}
@@ -55,11 +58,15 @@ type proxier struct {
 	listeners map[int32][]net.Listener
 }
 
-// vip is what a load-balancer address leads to.
-type vip struct {
+// vip is what a load-balancer address leads to: a virtual server per port.
+type vip map[int32]virtualServer
+
+// virtualServer is one Service port behind an address.
+type virtualServer struct {
 	namespace, name string
-	// ports maps a Service port to its name.
-	ports map[int32]string
+	// portName names the Service port; ports counts the Service's TCP ports.
+	portName string
+	ports    int
 }
 
 func startProxier(b *Bed) (*proxier, error) {
@@ -134,15 +141,22 @@ func (p *proxier) sync() error {
 		if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
 			continue
 		}
-		v := vip{namespace: svc.Namespace, name: svc.Name, ports: map[int32]string{}}
+		var tcp []corev1.ServicePort
 		for _, port := range svc.Spec.Ports {
 			if port.Protocol == corev1.ProtocolTCP || port.Protocol == "" {
-				v.ports[port.Port] = port.Name
+				tcp = append(tcp, port)
 			}
 		}
 		for _, in := range svc.Status.LoadBalancer.Ingress {
-			if a, err := netip.ParseAddr(in.IP); err == nil && a.Is4() {
-				want[a] = v
+			a, err := netip.ParseAddr(in.IP)
+			if err != nil || !a.Is4() {
+				continue
+			}
+			if want[a] == nil {
+				want[a] = vip{}
+			}
+			for _, port := range tcp {
+				want[a][port.Port] = virtualServer{namespace: svc.Namespace, name: svc.Name, portName: port.Name, ports: len(tcp)}
 			}
 		}
 	}
@@ -157,7 +171,7 @@ func (p *proxier) sync() error {
 			}
 		}
 		p.vips[a] = v
-		for port := range v.ports {
+		for port := range v {
 			if err := p.listen(port); err != nil {
 				return err
 			}
@@ -214,14 +228,13 @@ func (p *proxier) forward(n *Node, c net.Conn) {
 	local := c.LocalAddr().(*net.TCPAddr)
 	addr, _ := netip.AddrFromSlice(local.IP)
 	p.mu.Lock()
-	v, ok := p.vips[addr.Unmap()]
+	vs, served := p.vips[addr.Unmap()][int32(local.Port)]
 	p.mu.Unlock()
-	portName, served := v.ports[int32(local.Port)]
-	if !ok || !served {
+	if !served {
 		_ = c.Close()
 		return
 	}
-	target, ok := p.pick(v, portName)
+	target, ok := p.pick(vs)
 	if !ok {
 		_ = c.Close()
 		return
@@ -234,10 +247,10 @@ func (p *proxier) forward(n *Node, c net.Conn) {
 	pipe(c, up)
 }
 
-// pick chooses a ready endpoint of the Service, in turn.
-func (p *proxier) pick(v vip, portName string) (string, bool) {
-	sel := labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: v.name})
-	slices, err := p.slices.EndpointSlices(v.namespace).List(sel)
+// pick chooses a ready endpoint of the virtual server's Service, in turn.
+func (p *proxier) pick(vs virtualServer) (string, bool) {
+	sel := labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: vs.name})
+	slices, err := p.slices.EndpointSlices(vs.namespace).List(sel)
 	if err != nil {
 		return "", false
 	}
@@ -248,13 +261,13 @@ func (p *proxier) pick(v vip, portName string) (string, bool) {
 		}
 		var port int32
 		for _, sp := range s.Ports {
-			if sp.Port != nil && (sp.Name == nil && portName == "" || sp.Name != nil && *sp.Name == portName) {
+			if sp.Port != nil && (sp.Name == nil && vs.portName == "" || sp.Name != nil && *sp.Name == vs.portName) {
 				port = *sp.Port
 			}
 		}
 		// A slice of one port serves a Service of one port, whatever the
 		// names say.
-		if port == 0 && len(s.Ports) == 1 && s.Ports[0].Port != nil && len(v.ports) == 1 {
+		if port == 0 && len(s.Ports) == 1 && s.Ports[0].Port != nil && vs.ports == 1 {
 			port = *s.Ports[0].Port
 		}
 		if port == 0 {
