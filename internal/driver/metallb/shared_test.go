@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -385,4 +386,65 @@ func TestAContenderNeverGetsASharedAddress(t *testing.T) {
 	g.Expect(watcher.Took(ns, contender)).To(BeZero(), "the contender got the address")
 	g.Expect(watcher.Gaps()[addr.Address]).To(BeEmpty())
 	t.Logf("200 shared handoffs, %d watch events: the contender never got %s", watcher.events, addr.Address)
+}
+
+// TestAContenderUnderTheGapHandoff runs the contender of the test above
+// against a driver forced to the gap handoff, whose every window of an
+// address free in MetalLB's books is the contender's chance. It counts how
+// often the contender took the address, and proves each time that the claim
+// did not lose it: once the contender is gone, the address is back with its
+// hold or its carrier.
+func TestAContenderUnderTheGapHandoff(t *testing.T) {
+	startCore(t)
+	startDriverWith(t, driver.HandoffGap)
+	g := NewWithT(t)
+	ns, _, _, addr := claimedAndHeld(t, g)
+	watcher := watchIPs(t, g, addr.Address)
+	contender, stop := contend(t, g, ns, addr.Address)
+	svc := b.Service(ns, "a")
+	kit.Create(g, svc)
+	stolen, rounds := 0, 100
+	// settle waits for want to report the address, or the contender; after
+	// a theft it removes the contender and waits for want again.
+	settle := func(want func() []string, what string) {
+		g.Eventually(func() []string {
+			if h := holders(g, addr.Address)(); slices.Contains(h, ns+"/"+contender) {
+				return h
+			}
+			return want()
+		}, timeout, 20*time.Millisecond).ShouldNot(BeEmpty(), what)
+		if !slices.Contains(holders(g, addr.Address)(), ns+"/"+contender) {
+			return
+		}
+		stolen++
+		stop()
+		g.Expect(k8s.Delete(context.Background(), b.Service(ns, contender))).To(Succeed())
+		g.Eventually(kit.Gone(b.Service(ns, contender)), timeout, tick).Should(BeTrue())
+		g.Eventually(want, timeout, tick).ShouldNot(BeEmpty(), "%s after the contender went", what)
+		contender, stop = contend(t, g, ns, addr.Address)
+	}
+	carried := func() []string {
+		if slices.Equal(ingressOf(g, ns, "a")(), []string{addr.Address}) {
+			return []string{ns + "/a"}
+		}
+		return nil
+	}
+	held := func() []string {
+		h := holders(g, addr.Address)()
+		if len(h) == 1 && strings.HasPrefix(h[0], placeholderNS+"/") {
+			return h
+		}
+		return nil
+	}
+	for range rounds {
+		kit.SetAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim, "web")
+		settle(carried, "Service a carries the address")
+		removeAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim)
+		settle(held, "the hold has the address back")
+	}
+	stop()
+	g.Expect(associatedReason(g, addr.Name)()).To(Equal(driver.ReasonNotAssociated))
+	g.Expect(kit.StateOfAddress(g, addr.Name)()).To(HaveField("Phase", v1alpha1.AddressBound))
+	t.Logf("%d gap handoffs, %d watch events: the contender took %s %d times (%d windows, longest %v)",
+		2*rounds, watcher.events, addr.Address, stolen, len(watcher.Gaps()[addr.Address]), slices.Max(append(watcher.Gaps()[addr.Address], 0)))
 }
