@@ -18,6 +18,7 @@ package metallb
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"regexp"
 	"strconv"
@@ -38,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/ipaddr"
 	"github.com/cozystack/address-controller/internal/manager"
@@ -171,6 +173,24 @@ func (r *PhantomReconciler) bury(ctx context.Context, name, why string) error {
 		"placeholder", name, "refusal", why)
 	r.metrics.tombstones.Inc()
 	return nil
+}
+
+// awaitTombstone keeps a claim waiting while a tombstone has its allocation
+// placeholder's name (MetalLB still counted an earlier request of the claim),
+// and names the claim on the tombstone, so that the tombstone's deletion
+// wakes the claim to ask again.
+func (b *Backend) awaitTombstone(ctx context.Context, ts *corev1.Service, claim *v1alpha1.IPAddressClaim) (driver.Reservation, error) {
+	if ts.Annotations[annotationClaim] != claim.ClaimKey() {
+		orig := ts.DeepCopy()
+		if ts.Annotations == nil {
+			ts.Annotations = map[string]string{}
+		}
+		ts.Annotations[annotationClaim] = claim.ClaimKey()
+		if err := b.Patch(ctx, ts, client.MergeFrom(orig)); err != nil {
+			return driver.Reservation{}, client.IgnoreNotFound(err)
+		}
+	}
+	return driver.Reservation{Waiting: fmt.Sprintf("Waiting for MetalLB to let go of an address it still counts for an earlier request of this claim (tombstone %s)", ts.Name)}, nil
 }
 
 // Tombstones deletes a tombstone once MetalLB has handled it.

@@ -69,6 +69,9 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 		}
 		return driver.Reservation{Waiting: "Asked MetalLB for an address"}, nil
 	}
+	if ph.Labels[v1alpha1.LabelPlaceholder] == v1alpha1.PlaceholderTombstone {
+		return b.awaitTombstone(ctx, ph, claim)
+	}
 	if b.isAllocation(ph) && ph.Labels[v1alpha1.LabelClass] != class.Name {
 		// The claim moved to another class while it waited: the old request
 		// goes, and the new class is asked once it is gone (its deletion

@@ -217,3 +217,55 @@ func serviceEvents(g Gomega, ns, name string) []string {
 	}
 	return out
 }
+
+// TestAClaimWaitingBehindATombstoneAsksAgainWhenItGoes: MetalLB kept a
+// phantom allocation under the name of a Pending claim's request, and the
+// driver put a tombstone of that name in place. While the tombstone stands
+// the claim waits; once MetalLB has let the address go and the tombstone is
+// deleted, the claim asks MetalLB again and is provisioned.
+func TestAClaimWaitingBehindATombstoneAsksAgainWhenItGoes(t *testing.T) {
+	startCore(t)
+	d := startDriver(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := kit.Namespace(t)
+	class := testkit.Name(t)
+	v4, _ := freshRange()
+	one := strings.TrimSuffix(v4, "0/28") + "1"
+	kit.Create(g, b.Class(class, provisioner, b.Parameters(fmt.Sprintf(`{"addresses": ["%s-%s"]}`, one, one)),
+		b.ClassReclaim(v1alpha1.ReclaimDelete)))
+	kit.Create(g, b.Claim(ns, "first", b.OfClass(class)))
+	boundAddress(g, ns, "first")
+	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
+	claim := kit.Claim(g, ns, "web")
+	g.Eventually(allocationsOf(g, claim), timeout, tick).Should(HaveLen(1))
+
+	// The request is replaced by a tombstone of its name, as the phantom
+	// repair makes one, while MetalLB (which would handle it at once) and
+	// the driver are down.
+	g.Expect(testCluster.StopMetalLB()).To(Succeed())
+	t.Cleanup(restartMetalLB)
+	d.Stop()
+	name := "alloc-" + string(claim.UID) + "-v4"
+	g.Expect(k8s.Delete(ctx, b.Service(placeholderNS, name))).To(Succeed())
+	g.Eventually(kit.Gone(b.Service(placeholderNS, name)), timeout, tick).Should(BeTrue())
+	tomb := b.Service(placeholderNS, name, b.ClusterIPOnly())
+	tomb.Labels = map[string]string{params.LabelManagedBy: params.ManagedByValue, v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderTombstone}
+	tomb.Annotations = map[string]string{"metallb.io/ip-allocated-from-pool": "phantom"}
+	kit.Create(g, tomb)
+	startDriver(t)
+	g.Eventually(func() string {
+		return kit.Service(g, placeholderNS, name).Annotations["local.sdn.cozystack.io/claim"]
+	}, timeout, tick).Should(Equal(ns+"/web"), "the claim's pass found the tombstone and named itself on it")
+
+	g.Expect(testCluster.StartMetalLB()).To(Succeed())
+	g.Eventually(func() string {
+		s := &corev1.Service{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: placeholderNS, Name: name}, s); err != nil {
+			return err.Error()
+		}
+		return s.Labels[v1alpha1.LabelPlaceholder]
+	}, timeout, tick).Should(Equal(v1alpha1.PlaceholderAllocation), "the tombstone went and the claim asked again")
+	g.Expect(k8s.Delete(ctx, kit.Claim(g, ns, "first"))).To(Succeed())
+	g.Expect(boundAddress(g, ns, "web").Address).To(Equal(one))
+}
