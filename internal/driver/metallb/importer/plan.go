@@ -142,12 +142,13 @@ func MakePlan(inv Inventory) Plan {
 	return plan
 }
 
-// concerns: the Service holds an address, or is pinned into the class.
+// concerns: the Service holds an address, or is pinned into the class; a
+// placeholder only when it holds an address of the class.
 func (inv Inventory) concerns(s Service) bool {
-	if len(s.Ingress) > 0 && !s.Placeholder {
-		return true
+	if s.Placeholder {
+		return slices.ContainsFunc(s.Ingress, inv.inRanges)
 	}
-	return slices.ContainsFunc(append(slices.Clone(s.Ingress), s.Pin...), inv.inRanges)
+	return len(s.Ingress) > 0 || slices.ContainsFunc(s.Pin, inv.inRanges)
 }
 
 func (inv Inventory) inRanges(ip netip.Addr) bool {
