@@ -21,7 +21,7 @@ package ipaddr
 func Subtract(rs, cut []Range) []Range {
 	out := Merge(rs)
 	for _, c := range Merge(cut) {
-		var next []Range
+		next := make([]Range, 0, len(out)+1)
 		for _, r := range out {
 			next = append(next, r.minus(c)...)
 		}

@@ -50,7 +50,7 @@ func TestSubtract(t *testing.T) {
 				cut = append(cut, mustRange(t, s))
 			}
 			orig := slices.Clone(in)
-			var got []string
+			got := make([]string, 0, len(tt.want))
 			for _, r := range Subtract(in, cut) {
 				got = append(got, r.String())
 			}

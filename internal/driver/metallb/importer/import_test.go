@@ -56,7 +56,7 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	startBoth(t)
 	nsA, nsB := kit.Namespace(t), kit.Namespace(t)
 	classRanges := []string{"10.77.0.0/27", "fd77::/120"}
-	legacyPool(g, "legacy", append(classRanges, "10.78.0.0/30"), nsA, nsB, placeholderNS)
+	legacyPool(g, "legacy", []string{classRanges[0], classRanges[1], "10.78.0.0/30"}, nsA, nsB, placeholderNS)
 
 	// The 30 plain Services: two sharing a key, 17 IPv4, 5 IPv6, 5
 	// dual-stack, one outside every class.
@@ -64,8 +64,8 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 		s.Annotations = map[string]string{"metallb.io/allow-shared-ip": "legacy-key"}
 	}
 	kit.Create(g, b.Service(nsA, "shared-a", shareKey, b.Port(80)))
-	g.Eventually(lbIngress(g, nsA, "shared-a"), timeout, tick).ShouldNot(BeEmpty())
-	sharedIP := lbIngress(g, nsA, "shared-a")()
+	g.Eventually(lbIngress(nsA, "shared-a"), timeout, tick).ShouldNot(BeEmpty())
+	sharedIP := lbIngress(nsA, "shared-a")()
 	kit.Create(g, b.Service(nsB, "shared-b", shareKey, b.Port(443), b.PinnedByHand(sharedIP)))
 	kit.Create(g, b.Service(nsB, "outside", b.PinnedByHand("10.78.0.1")))
 	// Beyond the 30: a Service pinned to an address the ledger will record
@@ -75,7 +75,7 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	kit.Create(g, b.Service(nsA, "clusterip", b.ClusterIPOnly(), b.PinnedByHand("10.77.0.29")))
 	kit.Create(g, b.Service(placeholderNS, "hold-stray", b.WithLabel(v1alpha1.LabelPlaceholder, v1alpha1.PlaceholderHold),
 		b.PinnedByHand("10.77.0.28")))
-	var importable []string
+	importable := make([]string, 0, 27)
 	for i := range 17 {
 		ns := []string{nsA, nsB}[i%2]
 		kit.Create(g, b.Service(ns, fmt.Sprintf("v4-%02d", i)))
@@ -92,8 +92,8 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	start := map[string]string{}
 	for _, key := range append(slices.Clone(importable), nsA+"/shared-a", nsB+"/shared-b", nsB+"/outside", nsB+"/pinned-ledger", placeholderNS+"/hold-stray") {
 		ns, name, _ := strings.Cut(key, "/")
-		g.Eventually(lbIngress(g, ns, name), timeout, tick).ShouldNot(BeEmpty(), key)
-		start[key] = lbIngress(g, ns, name)()
+		g.Eventually(lbIngress(ns, name), timeout, tick).ShouldNot(BeEmpty(), key)
+		start[key] = lbIngress(ns, name)()
 	}
 	g.Expect(start[nsB+"/shared-b"]).To(Equal(sharedIP))
 	g.Expect(start[nsB+"/outside"]).To(Equal("10.78.0.1"))
@@ -241,7 +241,7 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 		g.Expect(cleared).NotTo(HaveKey(key))
 		g.Expect(allocatedAfter[key]).To(Equal(allocatedBefore[key]), key)
 		ns, name, _ := strings.Cut(key, "/")
-		g.Expect(lbIngress(g, ns, name)()).To(Equal(start[key]), key)
+		g.Expect(lbIngress(ns, name)()).To(Equal(start[key]), key)
 	}
 	watcher.stop()
 
@@ -252,7 +252,7 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	g.Expect(k8s.Delete(ctx, gone)).To(Succeed())
 	g.Eventually(holders(g, ip), timeout, tick).Should(ConsistOf(HavePrefix(placeholderNS + "/hold-")))
 	kit.Create(g, b.Service(nsB, "v4-01-again", b.ForClaim(gone.Annotations[v1alpha1.AnnotationIPAddressClaim])))
-	g.Eventually(lbIngress(g, nsB, "v4-01-again"), timeout, tick).Should(Equal(ip))
+	g.Eventually(lbIngress(nsB, "v4-01-again"), timeout, tick).Should(Equal(ip))
 	g.Eventually(holders(g, ip), timeout, tick).Should(ConsistOf(nsB + "/v4-01-again"))
 }
 
@@ -271,7 +271,7 @@ func TestImportUndoRestores(t *testing.T) {
 	names := []string{"web", "api", "v6", "dual", "used"}
 	before := map[string]*corev1.Service{}
 	for _, name := range names {
-		g.Eventually(lbIngress(g, ns, name), timeout, tick).ShouldNot(BeEmpty(), name)
+		g.Eventually(lbIngress(ns, name), timeout, tick).ShouldNot(BeEmpty(), name)
 		before[name] = kit.Service(g, ns, name)
 	}
 	class := "undo-" + ns[len(ns)-4:]

@@ -114,12 +114,12 @@ func TestMakePlanSkipReasons(t *testing.T) {
 				tt.setup(&inv)
 			}
 			p := MakePlan(inv)
-			switch {
-			case tt.reason == "-":
+			switch tt.reason {
+			case "-":
 				if len(p.Imports)+len(p.Skips) != 0 {
 					t.Fatalf("want the Service left out, got %+v", p)
 				}
-			case tt.reason == "":
+			case "":
 				if len(p.Imports) != 1 || len(p.Skips) != 0 {
 					t.Fatalf("want one import, got %+v", p)
 				}

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -106,7 +105,7 @@ func startBoth(t *testing.T) {
 }
 
 // legacyPool is the admin's own pool: auto-assigned, to the namespaces given.
-func legacyPool(g Gomega, name string, addresses []string, namespaces ...string) *unstructured.Unstructured {
+func legacyPool(g Gomega, name string, addresses []string, namespaces ...string) {
 	pool := &unstructured.Unstructured{}
 	pool.SetGroupVersionKind(params.IPAddressPoolGVK)
 	pool.SetNamespace(cluster.MetalLBNamespace)
@@ -117,7 +116,6 @@ func legacyPool(g Gomega, name string, addresses []string, namespaces ...string)
 		"serviceAllocation": map[string]any{"namespaces": toAny(namespaces)},
 	}
 	g.Expect(k8s.Create(context.Background(), pool)).To(Succeed())
-	return pool
 }
 
 func toAny(s []string) []any {
@@ -149,7 +147,7 @@ func renderedReason(g Gomega, class string) func() string {
 	}
 }
 
-func lbIngress(g Gomega, ns, name string) func() string {
+func lbIngress(ns, name string) func() string {
 	return func() string {
 		svc := &corev1.Service{}
 		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, svc); err != nil {
@@ -243,13 +241,4 @@ func (w *ingressWatch) Violations() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Clone(w.violations)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
