@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -55,8 +56,12 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	ctx := context.Background()
 	startBoth(t)
 	nsA, nsB := kit.Namespace(t), kit.Namespace(t)
-	classRanges := []string{"10.77.0.0/27", "fd77::/120"}
-	legacyPool(g, "legacy", []string{classRanges[0], classRanges[1], "10.78.0.0/30"}, nsA, nsB, placeholderNS)
+	// v4 and v6 are the class's, far lies outside every class; each run
+	// of the test has its own.
+	v4, far, v6 := freshPrefixes()
+	classRanges := []string{v4 + "0/27", v6 + "/120"}
+	legacy := "legacy-" + nsA[len(nsA)-4:]
+	legacyPool(g, legacy, []string{classRanges[0], classRanges[1], far + "0/30"}, nsA, nsB, placeholderNS)
 
 	// The 30 plain Services: two sharing a key, 17 IPv4, 5 IPv6, 5
 	// dual-stack, one outside every class.
@@ -67,14 +72,15 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	g.Eventually(lbIngress(nsA, "shared-a"), timeout, tick).ShouldNot(BeEmpty())
 	sharedIP := lbIngress(nsA, "shared-a")()
 	kit.Create(g, b.Service(nsB, "shared-b", shareKey, b.Port(443), b.PinnedByHand(sharedIP)))
-	kit.Create(g, b.Service(nsB, "outside", b.PinnedByHand("10.78.0.1")))
+	kit.Create(g, b.Service(nsB, "outside", b.PinnedByHand(far+"1")))
 	// Beyond the 30: a Service pinned to an address the ledger will record
 	// for another claim, a ClusterIP Service pinned into the class, and a
 	// placeholder.
-	kit.Create(g, b.Service(nsB, "pinned-ledger", b.PinnedByHand("10.77.0.30")))
-	kit.Create(g, b.Service(nsA, "clusterip", b.ClusterIPOnly(), b.PinnedByHand("10.77.0.29")))
-	kit.Create(g, b.Service(placeholderNS, "hold-stray", b.WithLabel(v1alpha1.LabelPlaceholder, v1alpha1.PlaceholderHold),
-		b.PinnedByHand("10.77.0.28")))
+	kit.Create(g, b.Service(nsB, "pinned-ledger", b.PinnedByHand(v4+"30")))
+	kit.Create(g, b.Service(nsA, "clusterip", b.ClusterIPOnly(), b.PinnedByHand(v4+"29")))
+	stray := "hold-stray-" + nsA[len(nsA)-4:]
+	kit.Create(g, b.Service(placeholderNS, stray, b.WithLabel(v1alpha1.LabelPlaceholder, v1alpha1.PlaceholderHold),
+		b.PinnedByHand(v4+"28")))
 	importable := make([]string, 0, 27)
 	for i := range 17 {
 		ns := []string{nsA, nsB}[i%2]
@@ -90,20 +96,20 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	kit.Create(g, b.Claim(nsA, "v4-00", b.OfClass("elsewhere")))
 
 	start := map[string]string{}
-	for _, key := range append(slices.Clone(importable), nsA+"/shared-a", nsB+"/shared-b", nsB+"/outside", nsB+"/pinned-ledger", placeholderNS+"/hold-stray") {
+	for _, key := range append(slices.Clone(importable), nsA+"/shared-a", nsB+"/shared-b", nsB+"/outside", nsB+"/pinned-ledger", placeholderNS+"/"+stray) {
 		ns, name, _ := strings.Cut(key, "/")
 		g.Eventually(lbIngress(ns, name), timeout, tick).ShouldNot(BeEmpty(), key)
 		start[key] = lbIngress(ns, name)()
 	}
 	g.Expect(start[nsB+"/shared-b"]).To(Equal(sharedIP))
-	g.Expect(start[nsB+"/outside"]).To(Equal("10.78.0.1"))
+	g.Expect(start[nsB+"/outside"]).To(Equal(far + "1"))
 	for _, key := range importable {
-		want := ContainSubstring("10.77.0.")
+		want := HavePrefix(v4)
 		switch {
 		case strings.Contains(key, "/v6-"):
-			want = HavePrefix("fd77::")
+			want = HavePrefix(v6)
 		case strings.Contains(key, "/dual-"):
-			want = MatchRegexp(`^10\.77\.0\.\d+,fd77::`)
+			want = MatchRegexp(`^` + regexp.QuoteMeta(v4) + `\d+,` + regexp.QuoteMeta(v6))
 		}
 		g.Expect(start[key]).To(want, key)
 	}
@@ -112,12 +118,17 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	kit.Create(g, b.Class(class, v1alpha1.ProvisionerMetalLB,
 		b.Parameters(fmt.Sprintf(`{"addresses": [%q, %q]}`, classRanges[0], classRanges[1]))))
 	g.Eventually(renderedReason(g, class), timeout, tick).Should(Equal("OverlapsOtherPool"))
-	// The ledger already records 10.77.0.30 for another claim.
-	kit.Create(g, b.Claim(nsB, "other", b.OfClass(class), b.Named("ip-10-77-0-30")))
-	kit.Create(g, b.Address("ip-10-77-0-30", "10.77.0.30", class, b.PreBound(nsB, "other")))
+	// The ledger already records v4.30 for another claim.
+	recorded := ipaddr.ObjectName(mustAddr(v4 + "30"))
+	kit.Create(g, b.Claim(nsB, "other", b.OfClass(class), b.Named(recorded)))
+	kit.Create(g, b.Address(recorded, v4+"30", class, b.PreBound(nsB, "other")))
 	g.Eventually(kit.StateOfClaim(g, nsB, "other"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 
-	allocatedBefore := metallbEvents(g, "IPAllocated")
+	allocated := metallbEvents(g, "IPAllocated")
+	for _, key := range importable {
+		g.Expect(allocated).To(HaveKey(key), "MetalLB's event of the first allocation of %s", key)
+	}
+	importStart := settle(g, nsA)
 	watcher := watchIngress(t, g, pick(start, importable))
 	opts := Options{Scope: Scope{Class: class, Namespaces: []string{nsA, nsB, placeholderNS},
 		PlaceholderNamespace: placeholderNS, MetalLBNamespace: cluster.MetalLBNamespace}, Mode: ModeImport, Timeout: timeout}
@@ -134,12 +145,12 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	g.Expect(lineOf(table, nsB+"/dual-0")).To(ContainSubstring(nsB + "/dual-0 (Dual)"))
 	g.Expect(lineOf(table, nsA+"/v6-0")).To(ContainSubstring(nsA + "/v6-0 (IPv6)"))
 	for key, reason := range map[string]string{
-		nsA + "/shared-a":             "skip: shares " + sharedIP + " with Service " + nsB + "/shared-b",
-		nsB + "/shared-b":             "skip: shares " + sharedIP + " with Service " + nsA + "/shared-a",
-		nsB + "/outside":              "skip: address 10.78.0.1 is outside class " + class,
-		nsB + "/pinned-ledger":        "skip: 10.77.0.30 is in the ledger already: IPAddress ip-10-77-0-30, bound to IPAddressClaim " + nsB + "/other",
-		nsA + "/clusterip":            "skip: type ClusterIP, not LoadBalancer",
-		placeholderNS + "/hold-stray": "skip: a placeholder of metallb-iad",
+		nsA + "/shared-a":           "skip: shares " + sharedIP + " with Service " + nsB + "/shared-b",
+		nsB + "/shared-b":           "skip: shares " + sharedIP + " with Service " + nsA + "/shared-a",
+		nsB + "/outside":            "skip: address " + far + "1 is outside class " + class,
+		nsB + "/pinned-ledger":      "skip: " + v4 + "30 is in the ledger already: IPAddress " + recorded + ", bound to IPAddressClaim " + nsB + "/other",
+		nsA + "/clusterip":          "skip: type ClusterIP, not LoadBalancer",
+		placeholderNS + "/" + stray: "skip: a placeholder of metallb-iad",
 	} {
 		g.Expect(lineOf(table, key)).To(ContainSubstring(reason), key)
 	}
@@ -222,7 +233,7 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	out.Reset()
 	g.Expect(Run(ctx, k8s, Options{Scope: opts.Scope, Mode: ModeHandover, Apply: true, Timeout: timeout}, &out)).To(Succeed())
 	t.Log("\n" + out.String())
-	g.Expect(poolAddresses(g, "legacy")()).To(Equal([]string{"10.78.0.0/30"}))
+	g.Expect(poolAddresses(g, legacy)()).To(Equal([]string{far + "0/30"}))
 	g.Expect(poolAddresses(g, params.PoolName(class))()).To(Equal(classRanges))
 	g.Eventually(renderedReason(g, class), timeout, tick).Should(Equal("Rendered"))
 	// MetalLB has moved every imported Service to the class's pool.
@@ -231,15 +242,15 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 		g.Eventually(func() map[string]string { return kit.Service(g, ns, name).Annotations }, timeout, tick).
 			Should(HaveKeyWithValue("metallb.io/ip-allocated-from-pool", params.PoolName(class)), key)
 	}
-	g.Expect(kit.Service(g, nsB, "outside").Annotations).To(HaveKeyWithValue("metallb.io/ip-allocated-from-pool", "legacy"))
+	g.Expect(kit.Service(g, nsB, "outside").Annotations).To(HaveKeyWithValue("metallb.io/ip-allocated-from-pool", legacy))
 
 	// Through all of it, no imported Service lost or changed its address.
 	g.Consistently(watcher.Violations, 2*time.Second, tick).Should(BeEmpty())
 	cleared := metallbEvents(g, "ClearAssignment")
-	allocatedAfter := metallbEvents(g, "IPAllocated")
+	allocated = metallbEvents(g, "IPAllocated")
 	for _, key := range importable {
 		g.Expect(cleared).NotTo(HaveKey(key))
-		g.Expect(allocatedAfter[key]).To(Equal(allocatedBefore[key]), key)
+		g.Expect(allocated[key]).To(BeTemporally("<", importStart), "%s: %s", key, strings.Join(eventsOf(g, key), "\n"))
 		ns, name, _ := strings.Cut(key, "/")
 		g.Expect(lbIngress(ns, name)()).To(Equal(start[key]), key)
 	}
@@ -264,9 +275,10 @@ func TestImportUndoRestores(t *testing.T) {
 	ctx := context.Background()
 	startBoth(t)
 	ns := kit.Namespace(t)
-	classRanges := []string{"10.79.0.0/28", "fd79::/124"}
-	legacyPool(g, "legacy-undo", classRanges, ns)
-	kit.Create(g, b.Service(ns, "web"), b.Service(ns, "api", b.PinnedByHand("10.79.0.9")), b.Service(ns, "v6", b.IPv6Only()),
+	v4, _, v6 := freshPrefixes()
+	classRanges := []string{v4 + "0/28", v6 + "/124"}
+	legacyPool(g, "legacy-"+ns[len(ns)-4:], classRanges, ns)
+	kit.Create(g, b.Service(ns, "web"), b.Service(ns, "api", b.PinnedByHand(v4+"9")), b.Service(ns, "v6", b.IPv6Only()),
 		b.Service(ns, "dual", b.DualStack()), b.Service(ns, "used"))
 	names := []string{"web", "api", "v6", "dual", "used"}
 	before := map[string]*corev1.Service{}
@@ -278,7 +290,7 @@ func TestImportUndoRestores(t *testing.T) {
 	kit.Create(g, b.Class(class, v1alpha1.ProvisionerMetalLB,
 		b.Parameters(fmt.Sprintf(`{"addresses": [%q, %q]}`, classRanges[0], classRanges[1]))))
 	g.Eventually(renderedReason(g, class), timeout, tick).Should(Equal("OverlapsOtherPool"))
-	allocatedBefore := metallbEvents(g, "IPAllocated")
+	importStart := settle(g, ns)
 	want := map[string]string{}
 	for _, name := range names[:4] {
 		want[ns+"/"+name] = joinIPs(ServiceOf(before[name], "").Ingress)
@@ -333,9 +345,10 @@ func TestImportUndoRestores(t *testing.T) {
 	}
 	g.Consistently(watcher.Violations, 2*time.Second, tick).Should(BeEmpty())
 	g.Expect(metallbEvents(g, "ClearAssignment")).NotTo(HaveKey(HavePrefix(ns + "/")))
-	allocatedAfter := metallbEvents(g, "IPAllocated")
+	allocated := metallbEvents(g, "IPAllocated")
 	for key := range want {
-		g.Expect(allocatedAfter[key]).To(Equal(allocatedBefore[key]), key)
+		g.Expect(allocated).To(HaveKey(key))
+		g.Expect(allocated[key]).To(BeTemporally("<", importStart), key)
 	}
 }
 
@@ -361,6 +374,16 @@ func lineOf(table, key string) string {
 		}
 	}
 	return ""
+}
+
+var nextPrefix atomic.Int32
+
+// freshPrefixes returns the first three octets (with the dot) of two IPv4
+// /24s and an IPv6 prefix (without the length) that no other test or run
+// uses: MetalLB refuses overlapping pools.
+func freshPrefixes() (v4, far, v6 string) {
+	n := nextPrefix.Add(1)
+	return fmt.Sprintf("10.%d.0.", 60+2*n), fmt.Sprintf("10.%d.0.", 61+2*n), fmt.Sprintf("fd%x::", 0x60+n)
 }
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }

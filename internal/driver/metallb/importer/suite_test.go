@@ -19,6 +19,7 @@ package importer
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -174,14 +175,66 @@ func holders(g Gomega, ip string) func() []string {
 	}
 }
 
-// metallbEvents counts, per Service key, MetalLB's events of reason.
-func metallbEvents(g Gomega, reason string) map[string]int32 {
+// metallbEvents returns, per Service key, when MetalLB last emitted an event
+// of reason about it (to the second, as events record it). Aggregated
+// repeats move that time; when the event object is written does not.
+func metallbEvents(g Gomega, reason string) map[string]time.Time {
 	list := &corev1.EventList{}
 	g.Expect(k8s.List(context.Background(), list)).To(Succeed())
-	out := map[string]int32{}
+	out := map[string]time.Time{}
 	for _, e := range list.Items {
-		if e.Reason == reason && e.InvolvedObject.Kind == "Service" {
-			out[e.InvolvedObject.Namespace+"/"+e.InvolvedObject.Name] += max(e.Count, 1)
+		if e.Reason != reason || e.InvolvedObject.Kind != "Service" {
+			continue
+		}
+		at := e.LastTimestamp.Time
+		if e.Series != nil {
+			at = e.Series.LastObservedTime.Time
+		}
+		if at.IsZero() {
+			at = e.EventTime.Time
+		}
+		key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
+		if at.After(out[key]) {
+			out[key] = at
+		}
+	}
+	return out
+}
+
+// settle lets MetalLB finish with Services the test has just created, and
+// returns the second from which any MetalLB event about them is one the
+// test's next steps caused (events record the second). Under load, MetalLB's
+// cache lags seconds behind its own writes, and a full pass over every
+// Service (which MetalLB runs after any deletion) then handles a brand-new
+// Service from a copy without its address: it assigns the same address
+// again and says IPAllocated. An admin's Services are older than that; the
+// test's are not, so it runs such a pass itself (creating and deleting a
+// Service in ns) and waits until MetalLB has been quiet for three seconds.
+func settle(g Gomega, ns string) time.Time {
+	probe := &corev1.Service{}
+	probe.Namespace, probe.Name = ns, "settle"
+	probe.Spec.Type = corev1.ServiceTypeLoadBalancer
+	probe.Spec.Ports = []corev1.ServicePort{{Port: 80}}
+	g.Expect(k8s.Create(context.Background(), probe)).To(Succeed())
+	g.Eventually(lbIngress(ns, "settle"), timeout, tick).ShouldNot(BeEmpty())
+	g.Expect(k8s.Delete(context.Background(), probe)).To(Succeed())
+	g.Eventually(func() bool {
+		before := metallbEvents(g, "IPAllocated")
+		time.Sleep(3 * time.Second)
+		return maps.Equal(before, metallbEvents(g, "IPAllocated"))
+	}, timeout, tick).Should(BeTrue())
+	time.Sleep(1100 * time.Millisecond)
+	return time.Now().Truncate(time.Second)
+}
+
+// eventsOf describes every event about the Service key, for failures.
+func eventsOf(g Gomega, key string) []string {
+	list := &corev1.EventList{}
+	g.Expect(k8s.List(context.Background(), list)).To(Succeed())
+	var out []string
+	for _, e := range list.Items {
+		if e.InvolvedObject.Kind == "Service" && e.InvolvedObject.Namespace+"/"+e.InvolvedObject.Name == key {
+			out = append(out, fmt.Sprintf("%s %s x%d %s: %s", e.LastTimestamp.Format(time.RFC3339), e.Source.Component, e.Count, e.Reason, e.Message))
 		}
 	}
 	return out
