@@ -51,10 +51,10 @@ type Outcome struct {
 // already has (unless it is pinned already) and the claim annotation; then
 // the IPAddresses pre-bound to the claim. The pin is what MetalLB already
 // does, so it changes nothing for MetalLB; the annotation comes before the
-// addresses so that no moment exists where a bound address is held by a
-// Service that does not name its claim (a conflict). Then it waits for every
-// claim to be Bound. Each step checks before it writes, so a rerun after a
-// crash finishes the job.
+// addresses so that once the core binds an address, the Service holding it
+// already names its claim (otherwise it would be a conflict until the
+// annotation came). Then it waits for every claim to be Bound. Each step
+// checks before it writes, so a rerun after a crash finishes the job.
 func apply(ctx context.Context, c client.Client, o *observed, plan Plan, timeout time.Duration) []Outcome {
 	outcomes := make([]Outcome, 0, len(plan.Imports))
 	for _, im := range plan.Imports {
@@ -178,7 +178,9 @@ func awaitBound(ctx context.Context, c client.Client, im Import) (bool, error) {
 		want = append(want, ip.String())
 	}
 	var last string
-	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	// The first look uses a context of its own: a claim Bound by now is
+	// reported as such even when an earlier one used up the time.
+	check := func(ctx context.Context) (bool, error) {
 		claim := &v1alpha1.IPAddressClaim{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: im.Claim}, claim); err != nil {
 			return false, client.IgnoreNotFound(err)
@@ -194,7 +196,11 @@ func awaitBound(ctx context.Context, c client.Client, im Import) (bool, error) {
 			return false, fmt.Errorf("IPAddressClaim %s/%s is Bound to %v, not to the Service's %v; undo this import and check the class", s.Namespace, im.Claim, got, want)
 		}
 		return claim.Status.Phase == v1alpha1.ClaimBound, nil
-	})
+	}
+	done, err := check(context.WithoutCancel(ctx))
+	if err == nil && !done {
+		err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, false, check)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, fmt.Errorf("IPAddressClaim %s/%s %w (%s); is address-controller running?", s.Namespace, im.Claim, errNotBound, last)

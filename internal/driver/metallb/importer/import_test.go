@@ -124,7 +124,7 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	kit.Create(g, b.Address(recorded, v4+"30", class, b.PreBound(nsB, "other")))
 	g.Eventually(kit.StateOfClaim(g, nsB, "other"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 
-	allocated := metallbEvents(g, "IPAllocated")
+	allocated := serviceEvents(g, "IPAllocated")
 	for _, key := range importable {
 		g.Expect(allocated).To(HaveKey(key), "MetalLB's event of the first allocation of %s", key)
 	}
@@ -193,8 +193,23 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	// ...and run again: it resumes and finishes, without duplicates.
 	out.Reset()
 	began := time.Now()
-	g.Expect(Run(ctx, k8s, opts, &out)).To(Succeed())
+	err := Run(ctx, k8s, opts, &out)
 	t.Logf("resumed in %v:\n%s", time.Since(began), out.String())
+	if err != nil {
+		for _, key := range importable {
+			ns, name, _ := strings.Cut(key, "/")
+			svc := kit.Service(g, ns, name)
+			claim := &v1alpha1.IPAddressClaim{}
+			_ = k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: svc.Annotations[v1alpha1.AnnotationIPAddressClaim]}, claim)
+			t.Logf("%s: claim %s %+v %+v", key, claim.Name, claim.Spec, claim.Status)
+			for _, ip := range strings.Split(start[key], ",") {
+				a := &v1alpha1.IPAddress{}
+				_ = k8s.Get(ctx, client.ObjectKey{Name: ipaddr.ObjectName(mustAddr(ip))}, a)
+				t.Logf("   address %s %+v %+v", a.Name, a.Spec.ClaimRef, a.Status)
+			}
+		}
+	}
+	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(out.String()).To(ContainSubstring(" resume"))
 
 	claims := importedClaims(g, nsA, nsB)
@@ -246,8 +261,8 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 
 	// Through all of it, no imported Service lost or changed its address.
 	g.Consistently(watcher.Violations, 2*time.Second, tick).Should(BeEmpty())
-	cleared := metallbEvents(g, "ClearAssignment")
-	allocated = metallbEvents(g, "IPAllocated")
+	cleared := serviceEvents(g, "ClearAssignment")
+	allocated = serviceEvents(g, "IPAllocated")
 	for _, key := range importable {
 		g.Expect(cleared).NotTo(HaveKey(key))
 		g.Expect(allocated[key]).To(BeTemporally("<", importStart), "%s: %s", key, strings.Join(eventsOf(g, key), "\n"))
@@ -344,8 +359,8 @@ func TestImportUndoRestores(t *testing.T) {
 		g.Expect(svc.Status).To(Equal(before[name].Status), name)
 	}
 	g.Consistently(watcher.Violations, 2*time.Second, tick).Should(BeEmpty())
-	g.Expect(metallbEvents(g, "ClearAssignment")).NotTo(HaveKey(HavePrefix(ns + "/")))
-	allocated := metallbEvents(g, "IPAllocated")
+	g.Expect(serviceEvents(g, "ClearAssignment")).NotTo(HaveKey(HavePrefix(ns + "/")))
+	allocated := serviceEvents(g, "IPAllocated")
 	for key := range want {
 		g.Expect(allocated).To(HaveKey(key))
 		g.Expect(allocated[key]).To(BeTemporally("<", importStart), key)

@@ -178,7 +178,7 @@ func holders(g Gomega, ip string) func() []string {
 // metallbEvents returns, per Service key, when MetalLB last emitted an event
 // of reason about it (to the second, as events record it). Aggregated
 // repeats move that time; when the event object is written does not.
-func metallbEvents(g Gomega, reason string) map[string]time.Time {
+func serviceEvents(g Gomega, reason string) map[string]time.Time {
 	list := &corev1.EventList{}
 	g.Expect(k8s.List(context.Background(), list)).To(Succeed())
 	out := map[string]time.Time{}
@@ -219,9 +219,9 @@ func settle(g Gomega, ns string) time.Time {
 	g.Eventually(lbIngress(ns, "settle"), timeout, tick).ShouldNot(BeEmpty())
 	g.Expect(k8s.Delete(context.Background(), probe)).To(Succeed())
 	g.Eventually(func() bool {
-		before := metallbEvents(g, "IPAllocated")
+		before := serviceEvents(g, "IPAllocated")
 		time.Sleep(3 * time.Second)
-		return maps.Equal(before, metallbEvents(g, "IPAllocated"))
+		return maps.Equal(before, serviceEvents(g, "IPAllocated"))
 	}, timeout, tick).Should(BeTrue())
 	time.Sleep(1100 * time.Millisecond)
 	return time.Now().Truncate(time.Second)
