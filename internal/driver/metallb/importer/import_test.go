@@ -202,7 +202,7 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 			claim := &v1alpha1.IPAddressClaim{}
 			_ = k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: svc.Annotations[v1alpha1.AnnotationIPAddressClaim]}, claim)
 			t.Logf("%s: claim %s %+v %+v", key, claim.Name, claim.Spec, claim.Status)
-			for _, ip := range strings.Split(start[key], ",") {
+			for ip := range strings.SplitSeq(start[key], ",") {
 				a := &v1alpha1.IPAddress{}
 				_ = k8s.Get(ctx, client.ObjectKey{Name: ipaddr.ObjectName(mustAddr(ip))}, a)
 				t.Logf("   address %s %+v %+v", a.Name, a.Spec.ClaimRef, a.Status)
