@@ -28,10 +28,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/cozystack/address-controller/internal/driver/metallb"
+	"github.com/cozystack/address-controller/internal/driver/metallb/importer"
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "import" {
+		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+		os.Exit(importer.Main(ctrl.SetupSignalHandler(), os.Args[2:], os.Stdout, os.Stderr))
+	}
 	var mgrOpts manager.Options
 	var driverOpts metallb.Options
 	mgrOpts.BindFlags(flag.CommandLine, "metallb-iad.local.sdn.cozystack.io")

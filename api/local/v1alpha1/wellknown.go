@@ -110,6 +110,24 @@ const (
 	LabelClass = "local.sdn.cozystack.io/class"
 )
 
+// Names `metallb-iad import` puts on what it creates, so that a rerun finds
+// its own objects again and `--undo` removes nothing else.
+const (
+	// LabelImportedFor on an IPAddressClaim or IPAddress says that the import
+	// created it for the Service whose UID is the value.
+	LabelImportedFor = "local.sdn.cozystack.io/imported-for"
+
+	// AnnotationImportedFrom on an imported IPAddressClaim names the Service,
+	// in the claim's namespace, it was created for.
+	AnnotationImportedFrom = "local.sdn.cozystack.io/imported-from"
+
+	// AnnotationImportedPin on a Service records the MetalLB pin
+	// (metallb.io/loadBalancerIPs) the import wrote on it, the addresses the
+	// Service already had. Undo removes the pin only while it still equals
+	// this value; a Service pinned by hand before the import gets none.
+	AnnotationImportedPin = "local.sdn.cozystack.io/imported-pin"
+)
+
 // Values of LabelPlaceholder.
 const (
 	// PlaceholderAllocation asks the backend for a new address for a claim.

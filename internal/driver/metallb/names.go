@@ -40,6 +40,15 @@ const (
 	annotationAllocatedFromPool = "metallb.io/ip-allocated-from-pool"
 )
 
+// MetalLB's annotations other packages of the driver read: the pin and the
+// sharing key.
+const (
+	AnnotationLoadBalancerIPs       = annotationLoadBalancerIPs
+	AnnotationLegacyLoadBalancerIPs = annotationLegacyLoadBalancerIPs
+	AnnotationAllowSharedIP         = annotationAllowSharedIP
+	AnnotationLegacyAllowSharedIP   = annotationLegacyAllowSharedIP
+)
+
 // Names the driver puts on placeholder Services.
 const (
 	// annotationClaim records "namespace/name" of the claim an allocation

@@ -66,17 +66,8 @@ func (b *Backend) RenderClass(ctx context.Context, class *v1alpha1.IPAddressClas
 		return driver.RenderResult{Problem: strings.Join(overlaps, "; "), Reason: ReasonOverlapsOtherPool}, nil
 	}
 
-	owner := metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "IPAddressClass", Name: class.Name,
-		UID: class.UID, Controller: new(true), BlockOwnerDeletion: new(true)}
-	pool := params.Pool(class.Name, b.opts.MetalLBNamespace, p, keep)
-	// Services the driver withdrew a pin from may not keep an address of
-	// the pool: without this MetalLB would let them keep it.
-	_ = unstructured.SetNestedSlice(pool.Object, []any{map[string]any{
-		"matchExpressions": []any{map[string]any{"key": LabelWithdrawn, "operator": "DoesNotExist"}},
-	}}, "spec", "serviceAllocation", "serviceSelectors")
-	adv := params.Advertisement(class.Name, b.opts.MetalLBNamespace, p)
+	pool, adv := Rendering(class, b.opts.MetalLBNamespace, p, keep)
 	for _, obj := range []*unstructured.Unstructured{pool, adv} {
-		obj.SetOwnerReferences([]metav1.OwnerReference{owner})
 		if err := b.apply(ctx, obj); err != nil {
 			return driver.RenderResult{}, err
 		}
@@ -104,6 +95,30 @@ func (b *Backend) RenderClass(ctx context.Context, class *v1alpha1.IPAddressClas
 	}
 	return res, nil
 }
+
+// Rendering is the IPAddressPool and the advertisement the driver renders for
+// a class with decoded parameters p, keeping the addresses keep, both owned
+// by the class. The inventory import writes the same objects when it hands
+// an admin's pool over to the class.
+func Rendering(class *v1alpha1.IPAddressClass, namespace string, p *params.Parameters, keep []netip.Addr) (pool, adv *unstructured.Unstructured) {
+	owner := metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "IPAddressClass", Name: class.Name,
+		UID: class.UID, Controller: new(true), BlockOwnerDeletion: new(true)}
+	pool = params.Pool(class.Name, namespace, p, keep)
+	// Services the driver withdrew a pin from may not keep an address of
+	// the pool: without this MetalLB would let them keep it.
+	_ = unstructured.SetNestedSlice(pool.Object, []any{map[string]any{
+		"matchExpressions": []any{map[string]any{"key": LabelWithdrawn, "operator": "DoesNotExist"}},
+	}}, "spec", "serviceAllocation", "serviceSelectors")
+	adv = params.Advertisement(class.Name, namespace, p)
+	for _, obj := range []*unstructured.Unstructured{pool, adv} {
+		obj.SetOwnerReferences([]metav1.OwnerReference{owner})
+	}
+	return pool, adv
+}
+
+// FieldOwner is the server-side apply manager of the objects the driver
+// renders.
+const FieldOwner = fieldOwner
 
 // apply writes obj with server-side apply, unless the cached copy already
 // says the same.

@@ -1,0 +1,28 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package importer is `metallb-iad import`: it brings addresses MetalLB
+// already gave plain Services under claims, without any Service changing its
+// address, undoes such an import, and hands the admin's overlapping
+// IPAddressPool over to the class's own.
+//
+// It runs as a command with the admin's credentials, not inside the driver:
+// it creates what an admin would by hand (claims, pre-bound IPAddresses,
+// annotations) and leaves binding to the core and association to the
+// driver. Planning is a pure function of what it reads (plan.go); every
+// write is idempotent and keyed by deterministic names, so a run cut short
+// finishes when it is run again. It must not import internal/core.
+package importer

@@ -1,0 +1,297 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package importer
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/core"
+	"github.com/cozystack/address-controller/internal/driver/metallb"
+	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+	"github.com/cozystack/address-controller/internal/manager"
+	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/inprocess"
+	"github.com/cozystack/address-controller/test/testkit"
+)
+
+// The integration tests start one control plane with the real MetalLB
+// controller, the first time one asks for it; the plan's table tests need
+// none.
+
+const (
+	placeholderNS = "metallb-iad-system"
+	timeout       = 60 * time.Second
+	tick          = 100 * time.Millisecond
+)
+
+var (
+	clusterOnce sync.Once
+	clusterErr  error
+	testCluster *cluster.Cluster
+	k8s         client.WithWatch
+	kit         *testkit.Kit
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if testCluster != nil {
+		_ = testCluster.Stop()
+	}
+	os.Exit(code)
+}
+
+// controlPlane starts the shared control plane once.
+func controlPlane(t *testing.T) {
+	t.Helper()
+	clusterOnce.Do(func() {
+		if testCluster, clusterErr = cluster.Start(cluster.Options{}); clusterErr != nil {
+			return
+		}
+		if k8s, clusterErr = client.NewWithWatch(testCluster.Config, client.Options{Scheme: manager.NewScheme()}); clusterErr != nil {
+			return
+		}
+		kit = testkit.New(k8s)
+		level := zapcore.ErrorLevel
+		if os.Getenv("DRIVER_TEST_VERBOSE") != "" {
+			level = zapcore.DebugLevel
+		}
+		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(level)))
+		clusterErr = k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: placeholderNS}})
+	})
+	if clusterErr != nil {
+		t.Fatal(clusterErr)
+	}
+}
+
+// startBoth runs the core and the driver until the test ends.
+func startBoth(t *testing.T) {
+	inprocess.Start(t, testCluster.Config, func(mgr ctrl.Manager) error {
+		return core.Setup(mgr, core.Options{ClaimConcurrency: 4, AddressConcurrency: 4, ClassConcurrency: 1})
+	})
+	opts := metallb.Options{PlaceholderNamespace: placeholderNS, MetalLBNamespace: cluster.MetalLBNamespace}
+	opts.Driver.Concurrency = 4
+	inprocess.Start(t, testCluster.Config, func(mgr ctrl.Manager) error { return metallb.Setup(mgr, opts) }, opts.ManagerOptions)
+}
+
+// legacyPool is the admin's own pool: auto-assigned, to the namespaces given.
+func legacyPool(g Gomega, name string, addresses []string, namespaces ...string) {
+	pool := &unstructured.Unstructured{}
+	pool.SetGroupVersionKind(params.IPAddressPoolGVK)
+	pool.SetNamespace(cluster.MetalLBNamespace)
+	pool.SetName(name)
+	pool.Object["spec"] = map[string]any{
+		"addresses":         toAny(addresses),
+		"autoAssign":        true,
+		"serviceAllocation": map[string]any{"namespaces": toAny(namespaces)},
+	}
+	g.Expect(k8s.Create(context.Background(), pool)).To(Succeed())
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+func poolAddresses(g Gomega, name string) func() []string {
+	return func() []string {
+		pool := &unstructured.Unstructured{}
+		pool.SetGroupVersionKind(params.IPAddressPoolGVK)
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: cluster.MetalLBNamespace, Name: name}, pool); err != nil {
+			return nil
+		}
+		out, _, err := unstructured.NestedStringSlice(pool.Object, "spec", "addresses")
+		g.Expect(err).NotTo(HaveOccurred())
+		return out
+	}
+}
+
+func renderedReason(g Gomega, class string) func() string {
+	return func() string {
+		c := &v1alpha1.IPAddressClass{}
+		g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: class}, c)).To(Succeed())
+		return testkit.Reason(c.Status.Conditions, v1alpha1.ConditionRendered)
+	}
+}
+
+func lbIngress(ns, name string) func() string {
+	return func() string {
+		svc := &corev1.Service{}
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, svc); err != nil {
+			return "error: " + err.Error()
+		}
+		return joinIPs(ServiceOf(svc, "").Ingress)
+	}
+}
+
+// holders lists "namespace/name" of every Service reporting ip.
+func holders(g Gomega, ip string) func() []string {
+	return func() []string {
+		list := &corev1.ServiceList{}
+		g.Expect(k8s.List(context.Background(), list)).To(Succeed())
+		var out []string
+		for _, s := range list.Items {
+			for _, in := range s.Status.LoadBalancer.Ingress {
+				if in.IP == ip {
+					out = append(out, s.Namespace+"/"+s.Name)
+				}
+			}
+		}
+		return out
+	}
+}
+
+// metallbEvents returns, per Service key, when MetalLB last emitted an event
+// of reason about it (to the second, as events record it). Aggregated
+// repeats move that time; when the event object is written does not.
+func serviceEvents(g Gomega, reason string) map[string]time.Time {
+	list := &corev1.EventList{}
+	g.Expect(k8s.List(context.Background(), list)).To(Succeed())
+	out := map[string]time.Time{}
+	for _, e := range list.Items {
+		if e.Reason != reason || e.InvolvedObject.Kind != "Service" {
+			continue
+		}
+		at := e.LastTimestamp.Time
+		if e.Series != nil {
+			at = e.Series.LastObservedTime.Time
+		}
+		if at.IsZero() {
+			at = e.EventTime.Time
+		}
+		key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
+		if at.After(out[key]) {
+			out[key] = at
+		}
+	}
+	return out
+}
+
+// settle lets MetalLB finish with Services the test has just created, and
+// returns the second from which any MetalLB event about them is one the
+// test's next steps caused (events record the second). Under load, MetalLB's
+// cache lags seconds behind its own writes, and a full pass over every
+// Service (which MetalLB runs after any deletion) then handles a brand-new
+// Service from a copy without its address: it assigns the same address
+// again and says IPAllocated. An admin's Services are older than that; the
+// test's are not, so it runs such a pass itself (creating and deleting a
+// Service in ns) and waits until MetalLB has been quiet for three seconds.
+func settle(g Gomega, ns string) time.Time {
+	probe := &corev1.Service{}
+	probe.Namespace, probe.Name = ns, "settle"
+	probe.Spec.Type = corev1.ServiceTypeLoadBalancer
+	probe.Spec.Ports = []corev1.ServicePort{{Port: 80}}
+	g.Expect(k8s.Create(context.Background(), probe)).To(Succeed())
+	g.Eventually(lbIngress(ns, "settle"), timeout, tick).ShouldNot(BeEmpty())
+	g.Expect(k8s.Delete(context.Background(), probe)).To(Succeed())
+	g.Eventually(func() bool {
+		before := serviceEvents(g, "IPAllocated")
+		time.Sleep(3 * time.Second)
+		return maps.Equal(before, serviceEvents(g, "IPAllocated"))
+	}, timeout, tick).Should(BeTrue())
+	time.Sleep(1100 * time.Millisecond)
+	return time.Now().Truncate(time.Second)
+}
+
+// eventsOf describes every event about the Service key, for failures.
+func eventsOf(g Gomega, key string) []string {
+	list := &corev1.EventList{}
+	g.Expect(k8s.List(context.Background(), list)).To(Succeed())
+	var out []string
+	for _, e := range list.Items {
+		if e.InvolvedObject.Kind == "Service" && e.InvolvedObject.Namespace+"/"+e.InvolvedObject.Name == key {
+			out = append(out, fmt.Sprintf("%s %s x%d %s: %s", e.LastTimestamp.Format(time.RFC3339), e.Source.Component, e.Count, e.Reason, e.Message))
+		}
+	}
+	return out
+}
+
+// ingressWatch records every change of the load balancer addresses of the
+// watched Services away from what they had when it started.
+type ingressWatch struct {
+	mu         sync.Mutex
+	want       map[string]string
+	violations []string
+	stop       func()
+}
+
+func watchIngress(t *testing.T, g Gomega, want map[string]string) *ingressWatch {
+	w := &ingressWatch{want: want}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	w.stop = func() { cancel(); <-done }
+	watcher, err := k8s.Watch(ctx, &corev1.ServiceList{})
+	g.Expect(err).NotTo(HaveOccurred())
+	go func() {
+		defer close(done)
+		defer watcher.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-watcher.ResultChan():
+				if !ok {
+					w.mu.Lock()
+					w.violations = append(w.violations, "the watch ended early")
+					w.mu.Unlock()
+					return
+				}
+				svc, isSvc := ev.Object.(*corev1.Service)
+				if !isSvc {
+					continue
+				}
+				key := svc.Namespace + "/" + svc.Name
+				w.mu.Lock()
+				if want, watched := w.want[key]; watched {
+					got := joinIPs(ServiceOf(svc, "").Ingress)
+					if ev.Type == watch.Deleted || got != want {
+						w.violations = append(w.violations, fmt.Sprintf("%s %s: %q, had %q", ev.Type, key, got, want))
+					}
+				}
+				w.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(w.stop)
+	return w
+}
+
+func (w *ingressWatch) Violations() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.violations)
+}
