@@ -111,6 +111,24 @@ func (k *Kit) Service(g Gomega, ns, name string) *corev1.Service {
 	return s
 }
 
+// Holders lists "namespace/name" of every Service whose load balancer
+// reports ip.
+func (k *Kit) Holders(g Gomega, ip string) func() []string {
+	return func() []string {
+		list := &corev1.ServiceList{}
+		g.Expect(k.List(context.Background(), list)).To(Succeed())
+		var out []string
+		for _, s := range list.Items {
+			for _, in := range s.Status.LoadBalancer.Ingress {
+				if in.IP == ip {
+					out = append(out, s.Namespace+"/"+s.Name)
+				}
+			}
+		}
+		return out
+	}
+}
+
 // Gone reports whether obj no longer exists.
 func (k *Kit) Gone(obj client.Object) func() bool {
 	return func() bool {

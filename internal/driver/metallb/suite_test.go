@@ -144,21 +144,7 @@ func boundAddress(g Gomega, ns, claim string) v1alpha1.ClaimedAddress { //nolint
 
 // holders lists "namespace/name" of every Service whose load balancer
 // reports ip.
-func holders(g Gomega, ip string) func() []string {
-	return func() []string {
-		list := &corev1.ServiceList{}
-		g.Expect(k8s.List(context.Background(), list)).To(Succeed())
-		var out []string
-		for _, s := range list.Items {
-			for _, in := range s.Status.LoadBalancer.Ingress {
-				if in.IP == ip {
-					out = append(out, s.Namespace+"/"+s.Name)
-				}
-			}
-		}
-		return out
-	}
-}
+func holders(g Gomega, ip string) func() []string { return kit.Holders(g, ip) }
 
 // heldByPlaceholder: exactly one Service holds ip, a placeholder.
 func heldByPlaceholder(g Gomega, ip string) {

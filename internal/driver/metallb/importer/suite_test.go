@@ -158,22 +158,9 @@ func lbIngress(ns, name string) func() string {
 	}
 }
 
-// holders lists "namespace/name" of every Service reporting ip.
-func holders(g Gomega, ip string) func() []string {
-	return func() []string {
-		list := &corev1.ServiceList{}
-		g.Expect(k8s.List(context.Background(), list)).To(Succeed())
-		var out []string
-		for _, s := range list.Items {
-			for _, in := range s.Status.LoadBalancer.Ingress {
-				if in.IP == ip {
-					out = append(out, s.Namespace+"/"+s.Name)
-				}
-			}
-		}
-		return out
-	}
-}
+// holders lists "namespace/name" of every Service whose load balancer
+// reports ip.
+func holders(g Gomega, ip string) func() []string { return kit.Holders(g, ip) }
 
 // metallbEvents returns, per Service key, when MetalLB last emitted an event
 // of reason about it (to the second, as events record it). Aggregated
