@@ -61,6 +61,11 @@ func main() {
 		"Comma-separated --handoff modes of the driver (auto, gap); the MetalLB path, association and teardown run once per mode.")
 	flag.IntVar(&cfg.WireRebuilds, "wire-rebuilds", 100,
 		"Rebuilds the wire scenario measures (it needs root and ip; 0 skips it).")
+	flag.BoolVar(&cfg.Anchors, "anchors", false,
+		"Also run the anchors beside their scenarios, with both managers stopped: the Cluster API in-cluster IPAM "+
+			"provider beside a (with -peer-assets), MetalLB alone beside b, pinned Services beside c.")
+	flag.StringVar(&cfg.PeerAssets, "peer-assets", os.Getenv("CAPI_IPAM_ASSETS"),
+		"Folder with the Cluster API in-cluster IPAM provider's manager and crds/ (make capi-ipam); empty skips the peer.")
 	flag.BoolVar(&cfg.Pprof, "pprof", false, "Serve each manager's pprof handlers on a local port, logged at start.")
 	flag.DurationVar(&cfg.Settle, "settle", 2*time.Second,
 		"Wait after each scenario converges before reading the counters.")
