@@ -76,10 +76,14 @@ type Comparison struct {
 	Anchor  string `json:"anchor"`
 	// Ratio is the product's claims/s ÷ the anchor's claims (or
 	// Services)/s; 0 when either did not converge.
-	Ratio                             float64 `json:"ratio"`
-	ProductPerSecond, AnchorPerSecond float64
-	ProductP50Ms, AnchorP50Ms         float64
-	ProductWrites, AnchorWrites       float64
+	Ratio            float64 `json:"ratio"`
+	ProductPerSecond float64 `json:"productPerSecond"`
+	AnchorPerSecond  float64 `json:"anchorPerSecond"`
+	ProductP50Ms     float64 `json:"productP50Ms"`
+	AnchorP50Ms      float64 `json:"anchorP50Ms"`
+	// ProductWrites and AnchorWrites are API writes per claim (or Service).
+	ProductWrites float64 `json:"productWritesPerClaim"`
+	AnchorWrites  float64 `json:"anchorWritesPerClaim"`
 	// Target is the smallest ratio issue 14 asks for, 0 for none.
 	Target float64 `json:"target,omitempty"`
 }
