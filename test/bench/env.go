@@ -238,13 +238,14 @@ func (e *env) startPeer(ctx context.Context) error {
 	return waitServing(ctx, e.peer, e.peerURL)
 }
 
-// waitQuiet waits until neither manager has reconciled anything for a
-// second (their first passes over what is already there, after a start),
-// two minutes at most.
-func (e *env) waitQuiet(ctx context.Context) error {
+// waitQuiet waits until none of the controller-runtime processes at urls
+// has reconciled anything for a second (the managers' first passes over
+// what is already there after a start; the peer's passes that go on after
+// every claim has its address), limit at most.
+func (e *env) waitQuiet(ctx context.Context, limit time.Duration, urls ...string) error {
 	total := func() float64 {
 		var t float64
-		for _, url := range []string{e.coreURL, e.driverURL} {
+		for _, url := range urls {
 			if mc, ok, err := scrapeManager(ctx, url); err == nil && ok {
 				for _, v := range mc.reconciles {
 					t += v
@@ -253,7 +254,7 @@ func (e *env) waitQuiet(ctx context.Context) error {
 		}
 		return t
 	}
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(limit)
 	last := total()
 	for time.Now().Before(deadline) {
 		select {
@@ -267,7 +268,7 @@ func (e *env) waitQuiet(ctx context.Context) error {
 		}
 		last = now
 	}
-	return errors.New("the managers were still reconciling two minutes after starting")
+	return fmt.Errorf("still reconciling after %s", limit)
 }
 
 // restartDriver stops the driver and starts it again with handoff mode.

@@ -56,7 +56,9 @@ func main() {
 		"Plain ClusterIP Services created in another namespace before the largest size; "+
 			"negative means as many as the largest size.")
 	scenarios := flag.String("scenarios", "",
-		"Comma-separated scenario letters (a static, b MetalLB, c association, d teardown, w wire); c and d need b. Empty runs all.")
+		"Comma-separated scenario letters (a static, b MetalLB, c association, d teardown, w wire); c and d need b; "+
+			"with -anchors, each anchor runs with its letter (the peer with a, MetalLB alone with b, pinned Services with c). "+
+			"Empty runs all.")
 	handoffs := flag.String("handoff", "auto",
 		"Comma-separated --handoff modes of the driver (auto, gap); the MetalLB path, association and teardown run once per mode.")
 	flag.IntVar(&cfg.WireRebuilds, "wire-rebuilds", 100,
