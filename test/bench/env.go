@@ -238,35 +238,41 @@ func (e *env) startPeer(ctx context.Context) error {
 	return waitServing(ctx, e.peer, e.peerURL)
 }
 
-// waitQuiet waits until none of the controller-runtime processes at urls
-// has reconciled anything for a second (the managers' first passes over
-// what is already there after a start; the peer's passes that go on after
-// every claim has its address), limit at most.
+// waitQuiet waits until every controller-runtime process at urls answers
+// with empty work queues and has reconciled nothing for five seconds (the
+// managers' first passes over what is already there after a start; the
+// peer's passes that go on after every claim has its address, some of them
+// requeued with a back-off), limit at most.
 func (e *env) waitQuiet(ctx context.Context, limit time.Duration, urls ...string) error {
-	total := func() float64 {
+	const window = 5 * time.Second
+	// reading is the reconciles so far, or false when a queue is not empty
+	// or a process did not answer.
+	reading := func() (float64, bool) {
 		var t float64
 		for _, url := range urls {
-			if mc, ok, err := scrapeManager(ctx, url); err == nil && ok {
-				for _, v := range mc.reconciles {
-					t += v
-				}
+			mc, ok, err := scrapeManager(ctx, url)
+			if err != nil || !ok || mc.depth > 0 {
+				return 0, false
+			}
+			for _, v := range mc.reconciles {
+				t += v
 			}
 		}
-		return t
+		return t, true
 	}
 	deadline := time.Now().Add(limit)
-	last := total()
+	last, lastOK := reading()
 	for time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(time.Second):
+		case <-time.After(window):
 		}
-		now := total()
-		if now == last {
+		now, ok := reading()
+		if ok && lastOK && now == last {
 			return nil
 		}
-		last = now
+		last, lastOK = now, ok
 	}
 	return fmt.Errorf("still reconciling after %s", limit)
 }
