@@ -164,10 +164,24 @@ BENCH_OUT ?= bin/bench.json
 # The driver's handoff modes measured side by side (association, teardown).
 HANDOFF ?= auto,gap
 
+# Extra flags of test/bench, e.g. BENCH_ARGS="-scenarios a,b".
+BENCH_ARGS ?=
+# What the benchmark runs on: the control plane, MetalLB, and the peer
+# allocator the anchors compare with.
+BENCH_ENV = KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
+	CAPI_IPAM_ASSETS="$(CAPI_IPAM_ASSETS)"
+
 .PHONY: bench
-bench: manifests control-plane ## Measure throughput, latency, API writes and memory at N claims (see docs/performance.md).
-	KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
-		go run ./test/bench -n $(N) -handoff $(HANDOFF) -out $(BENCH_OUT)
+bench: manifests control-plane capi-ipam ## Measure throughput, latency, API writes and memory at N claims, beside the anchors (see docs/performance.md).
+	$(BENCH_ENV) go run ./test/bench -n $(N) -handoff $(HANDOFF) -anchors -out $(BENCH_OUT) $(BENCH_ARGS)
+
+# The quick run a contributor makes before changing a hot path: every
+# scenario and anchor at 100 and 1,000 claims, one handoff mode, ten wire
+# rebuilds.
+.PHONY: bench-quick
+bench-quick: manifests control-plane capi-ipam ## Every scenario and anchor at N = 100 and 1,000, one handoff mode (20 minutes on a busy two-core machine).
+	$(BENCH_ENV) go run ./test/bench -n 100,1000 -handoff auto -wire-rebuilds 10 -anchors \
+		-out $(BENCH_OUT) $(BENCH_ARGS)
 
 # Chaos presets run by `make chaos`, in order (see docs/chaos.md); extra
 # flags of test/chaos go in CHAOS_ARGS, e.g. CHAOS_ARGS="-duration 10m -keep".
@@ -258,6 +272,8 @@ ENVTEST_VERSION := $(call toolver,setup-envtest,sigs.k8s.io/controller-runtime/t
 KUBERNETES_VERSION := $(call toolver,kube,k8s.io/kubernetes)
 ETCD_VERSION := $(call toolver,etcd,go.etcd.io/etcd/server/v3)
 METALLB_VERSION := $(call toolver,metallb,go.universe.tf/metallb)
+CAPI_IPAM_VERSION := $(call toolver,capi-ipam,sigs.k8s.io/cluster-api-ipam-provider-in-cluster)
+CAPI_VERSION := $(call toolver,capi-ipam,sigs.k8s.io/cluster-api)
 PROMETHEUS_OPERATOR_VERSION := $(call toolver,prometheus-operator,github.com/prometheus-operator/prometheus-operator)
 GOLANGCI_LINT_VERSION := $(call toolver,golangci-lint,github.com/golangci/golangci-lint/v2)
 LOGCHECK_VERSION := $(call toolver,golangci-lint,sigs.k8s.io/logtools)
@@ -277,6 +293,7 @@ HELM_DOCS ?= $(LOCALBIN)/helm-docs
 ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)-$(shell go env GOOS)-$(shell go env GOARCH)
 KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
 METALLB_ASSETS := $(LOCALBIN)/metallb/$(METALLB_VERSION)
+CAPI_IPAM_ASSETS := $(LOCALBIN)/capi-ipam/$(CAPI_IPAM_VERSION)
 PROMETHEUS_OPERATOR_CRDS := $(LOCALBIN)/prometheus-operator/$(PROMETHEUS_OPERATOR_VERSION)/crds
 KUBEBUILDER_ASSETS = $(shell "$(ENVTEST)" use $(ENVTEST_K8S_VERSION) --bin-dir "$(LOCALBIN)" -i -p path)
 
@@ -362,6 +379,26 @@ $(METALLB_ASSETS)/crds:
 	chmod u+w "$@.partial"/*.yaml
 	mv "$@.partial" "$@"
 
+# The Cluster API in-cluster IPAM provider, the benchmark's peer allocator:
+# its manager, its pool CRDs, and the Cluster and IPAM CRDs of the Cluster API
+# release it is built against (it watches Clusters and serves IPAddressClaims).
+.PHONY: capi-ipam
+capi-ipam: $(CAPI_IPAM_ASSETS)/manager $(CAPI_IPAM_ASSETS)/crds ## Build the Cluster API in-cluster IPAM provider and copy the CRDs it needs locally if necessary (make bench only).
+$(CAPI_IPAM_ASSETS)/manager:
+	$(call build-tool,$@,capi-ipam,sigs.k8s.io/cluster-api-ipam-provider-in-cluster)
+$(CAPI_IPAM_ASSETS)/crds:
+	@mkdir -p "$@.partial"
+	cd "$(TOOLS_DIR)/capi-ipam" && go mod download sigs.k8s.io/cluster-api-ipam-provider-in-cluster sigs.k8s.io/cluster-api && \
+		provider="$$(go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api-ipam-provider-in-cluster)" && \
+		capi="$$(go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)" && \
+		cp "$$provider"/config/crd/bases/ipam.cluster.x-k8s.io_inclusterippools.yaml \
+		   "$$provider"/config/crd/bases/ipam.cluster.x-k8s.io_globalinclusterippools.yaml \
+		   "$$capi"/config/crd/bases/ipam.cluster.x-k8s.io_ipaddressclaims.yaml \
+		   "$$capi"/config/crd/bases/ipam.cluster.x-k8s.io_ipaddresses.yaml \
+		   "$$capi"/config/crd/bases/cluster.x-k8s.io_clusters.yaml "$@.partial/"
+	chmod u+w "$@.partial"/*.yaml
+	mv "$@.partial" "$@"
+
 .PHONY: prometheus-operator-crds
 prometheus-operator-crds: $(PROMETHEUS_OPERATOR_CRDS) ## Copy the Prometheus Operator's ServiceMonitor and PrometheusRule CRDs locally if necessary (the chart tests apply them).
 $(PROMETHEUS_OPERATOR_CRDS):
@@ -377,7 +414,7 @@ $(PROMETHEUS_OPERATOR_CRDS):
 control-plane: envtest metallb $(addprefix $(ENVTEST_ASSETS)/,etcd kube-apiserver kube-controller-manager kubectl) ## Build the local control plane (etcd, kube-apiserver, kube-controller-manager, kubectl, MetalLB) if necessary.
 
 .PHONY: tools
-tools: controller-gen kubebuilder helm helm-docs golangci-lint control-plane prometheus-operator-crds ## Build every pinned tool.
+tools: controller-gen kubebuilder helm helm-docs golangci-lint control-plane prometheus-operator-crds capi-ipam ## Build every pinned tool.
 
 .PHONY: golangci-lint
 golangci-lint: $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)-logcheck-$(LOGCHECK_VERSION) ## Build golangci-lint, with the logcheck plugin linked in, locally if necessary.

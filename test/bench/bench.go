@@ -66,6 +66,13 @@ type Config struct {
 	// path, association and teardown run once per mode, the driver
 	// restarted in between; empty means auto alone.
 	Handoffs []string
+	// Anchors runs, beside the product's scenarios, what a user would run
+	// instead (anchors.go): the peer beside a, MetalLB alone beside b,
+	// pinned Services beside c.
+	Anchors bool
+	// PeerAssets is the folder holding the Cluster API in-cluster IPAM
+	// provider's manager and crds/ (make capi-ipam); empty skips the peer.
+	PeerAssets string
 	// Log reports progress; nil is silent.
 	Log func(format string, args ...any)
 }
@@ -156,6 +163,11 @@ func (e *env) measureSize(ctx context.Context, i, n, unrelated int) (Size, error
 		return run, err
 	}
 	cfg.logf("N=%d: ceiling %.0f writes/s", n, run.Ceiling.WritesPerSecond)
+	anchors, err := e.measureAnchors(ctx, i, n)
+	run.Scenarios = append(run.Scenarios, anchors...)
+	if err != nil {
+		return run, err
+	}
 	lastSize := i == len(cfg.Sizes)-1
 	modes := cfg.handoffs()
 	for m, mode := range modes {
@@ -181,6 +193,7 @@ func (e *env) measureSize(ctx context.Context, i, n, unrelated int) (Size, error
 			}
 		}
 	}
+	run.Comparisons = run.comparisons()
 	if len(modes) > 1 && !lastSize {
 		if err := e.restartDriver(ctx, modes[0]); err != nil {
 			return run, err
@@ -365,6 +378,11 @@ func (e *env) pids() map[string]int {
 	if pid := e.cluster.MetalLBPID(); pid > 0 {
 		out[procMetalLB] = pid
 	}
+	if e.peer != nil {
+		if pid := e.peer.PID(); pid > 0 {
+			out[procPeer] = pid
+		}
+	}
 	maps.Copy(out, childrenByName("kube-apiserver", "etcd"))
 	out[procBench] = os.Getpid()
 	return out
@@ -387,7 +405,8 @@ func (e *env) counters(ctx context.Context) (counterSet, error) {
 	}
 	cs := counterSet{api: api, clients: map[string]float64{procBench: e.ownWrites.get()},
 		reconciles: map[string]float64{}, adds: map[string]float64{}}
-	endpoints := map[string]string{procCore: e.coreURL, procDriver: e.driverURL, procMetalLB: e.cluster.MetalLBMetricsURL()}
+	endpoints := map[string]string{procCore: e.coreURL, procDriver: e.driverURL, procMetalLB: e.cluster.MetalLBMetricsURL(),
+		procPeer: e.peerURL}
 	for name, url := range endpoints {
 		mc, ok, err := scrapeManager(ctx, url)
 		if err != nil || !ok {

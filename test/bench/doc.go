@@ -27,7 +27,8 @@ limitations under the License.
 //
 //	go run ./test/bench -n 100,1000,10000 -out bin/bench.json
 //
-// `make bench` runs it (N=... overrides the sizes); TestBenchSmoke runs it
+// `make bench` and `make bench-quick` run it with -anchors, which adds what a
+// user would run instead (anchors.go); TestBenchSmoke runs it without them,
 // with 50 claims inside `make test`. It never imports the managers' packages:
 // it talks to them only through the API, as a tenant and an admin would.
 package main

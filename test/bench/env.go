@@ -63,7 +63,12 @@ type env struct {
 	handlers             handlers
 	stopCache            context.CancelFunc
 	coreArgs, driverArgs []string
-	driverBin            string
+	coreBin, driverBin   string
+
+	// peer is the Cluster API in-cluster IPAM provider, when the anchors
+	// run and its binary was given; it runs for the whole run.
+	peer    *cluster.Process
+	peerURL string
 }
 
 // writeCounter counts the write requests a client sends.
@@ -105,8 +110,11 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 		}
 	}()
 	cfg.logf("Starting the local control plane with MetalLB")
-	crds := filepath.Join(root, "test", "bench", "testdata", "crds")
-	e.cluster, err = cluster.Start(cluster.Options{ExtraCRDDirs: []string{crds}})
+	crds := []string{filepath.Join(root, "test", "bench", "testdata", "crds")}
+	if cfg.Anchors && cfg.PeerAssets != "" {
+		crds = append(crds, filepath.Join(cfg.PeerAssets, "crds"))
+	}
+	e.cluster, err = cluster.Start(cluster.Options{ExtraCRDDirs: crds})
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +145,7 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 
 	cfg.logf("Building the managers")
 	binDir := filepath.Join(e.cluster.Dir, "bin")
-	coreBin, err := cluster.GoBuild("./cmd/address-controller", binDir)
+	e.coreBin, err = cluster.GoBuild("./cmd/address-controller", binDir)
 	if err != nil {
 		return nil, err
 	}
@@ -178,21 +186,95 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	}
 	e.coreURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", corePort)
 	e.driverURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", driverPort)
-	if e.core, err = e.cluster.StartProcess("address-controller", coreBin, e.coreArgs...); err != nil {
+	if err := e.startManagers(ctx, cfg.handoffs()[0]); err != nil {
 		return nil, err
 	}
-	if e.driver, err = e.cluster.StartProcess("metallb-iad", e.driverBin, e.driverArgs...); err != nil {
-		return nil, err
-	}
-	for _, m := range []struct {
-		p   *cluster.Process
-		url string
-	}{{e.core, e.coreURL}, {e.driver, e.driverURL}} {
-		if err := waitServing(ctx, m.p, m.url); err != nil {
+	if cfg.Anchors && cfg.PeerAssets != "" {
+		if err := e.startPeer(ctx); err != nil {
 			return nil, err
 		}
 	}
 	return e, nil
+}
+
+// startManagers starts both managers, the driver with handoff mode, and
+// waits until both serve their metrics.
+func (e *env) startManagers(ctx context.Context, mode string) error {
+	var err error
+	if e.core, err = e.cluster.StartProcess("address-controller", e.coreBin, e.coreArgs...); err != nil {
+		return err
+	}
+	if err := waitServing(ctx, e.core, e.coreURL); err != nil {
+		return err
+	}
+	return e.startDriver(ctx, mode)
+}
+
+// stopManagers stops both managers; their PIDs read 0 until they start
+// again, so the scenarios in between report neither.
+func (e *env) stopManagers() error {
+	if err := e.driver.Stop(); err != nil {
+		return err
+	}
+	return e.core.Stop()
+}
+
+// startPeer starts the Cluster API in-cluster IPAM provider out of cluster,
+// its webhooks off (webhook port 0), its metrics on a local port.
+func (e *env) startPeer(ctx context.Context) error {
+	port, err := cluster.FreePort()
+	if err != nil {
+		return err
+	}
+	e.peerURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	e.peer, err = e.cluster.StartProcess("capi-ipam", filepath.Join(e.cfg.PeerAssets, "manager"),
+		"--kubeconfig", e.cluster.Kubeconfig,
+		"--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(port),
+		"--health-probe-bind-address", "0",
+		"--webhook-port", "0")
+	if err != nil {
+		return err
+	}
+	return waitServing(ctx, e.peer, e.peerURL)
+}
+
+// waitQuiet waits until every controller-runtime process at urls answers
+// with empty work queues and has reconciled nothing for five seconds (the
+// managers' first passes over what is already there after a start; the
+// peer's passes that go on after every claim has its address, some of them
+// requeued with a back-off), limit at most.
+func (e *env) waitQuiet(ctx context.Context, limit time.Duration, urls ...string) error {
+	const window = 5 * time.Second
+	// reading is the reconciles so far, or false when a queue is not empty
+	// or a process did not answer.
+	reading := func() (float64, bool) {
+		var t float64
+		for _, url := range urls {
+			mc, ok, err := scrapeManager(ctx, url)
+			if err != nil || !ok || mc.depth > 0 {
+				return 0, false
+			}
+			for _, v := range mc.reconciles {
+				t += v
+			}
+		}
+		return t, true
+	}
+	deadline := time.Now().Add(limit)
+	last, lastOK := reading()
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(window):
+		}
+		now, ok := reading()
+		if ok && lastOK && now == last {
+			return nil
+		}
+		last, lastOK = now, ok
+	}
+	return fmt.Errorf("still reconciling after %s", limit)
 }
 
 // restartDriver stops the driver and starts it again with handoff mode.
@@ -200,6 +282,12 @@ func (e *env) restartDriver(ctx context.Context, mode string) error {
 	if err := e.driver.Stop(); err != nil {
 		return err
 	}
+	return e.startDriver(ctx, mode)
+}
+
+// startDriver starts the driver with handoff mode and waits until it serves
+// its metrics.
+func (e *env) startDriver(ctx context.Context, mode string) error {
 	args := slices.Clone(e.driverArgs)
 	if i := slices.Index(args, "--handoff"); i >= 0 {
 		args[i+1] = mode
@@ -243,7 +331,7 @@ func (e *env) stop() {
 	if e.stopCache != nil {
 		e.stopCache()
 	}
-	for _, p := range []*cluster.Process{e.driver, e.core} {
+	for _, p := range []*cluster.Process{e.peer, e.driver, e.core} {
 		if p != nil {
 			_ = p.Stop()
 		}
@@ -261,6 +349,28 @@ func (e *env) namespace(ctx context.Context, name string) error {
 		return nil
 	}
 	return err
+}
+
+// deleteNamespace deletes a namespace and waits, ten minutes at most, until
+// it is gone.
+func (e *env) deleteNamespace(ctx context.Context, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := e.c.Delete(ctx, ns); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	for {
+		err := e.c.Get(ctx, client.ObjectKeyFromObject(ns), ns)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("namespace %s not deleted: %w", name, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // handlers are the running scenario's reactions to watch events, one per

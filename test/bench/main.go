@@ -56,11 +56,18 @@ func main() {
 		"Plain ClusterIP Services created in another namespace before the largest size; "+
 			"negative means as many as the largest size.")
 	scenarios := flag.String("scenarios", "",
-		"Comma-separated scenario letters (a static, b MetalLB, c association, d teardown, w wire); c and d need b. Empty runs all.")
+		"Comma-separated scenario letters (a static, b MetalLB, c association, d teardown, w wire); c and d need b; "+
+			"with -anchors, each anchor runs with its letter (the peer with a, MetalLB alone with b, pinned Services with c). "+
+			"Empty runs all.")
 	handoffs := flag.String("handoff", "auto",
 		"Comma-separated --handoff modes of the driver (auto, gap); the MetalLB path, association and teardown run once per mode.")
 	flag.IntVar(&cfg.WireRebuilds, "wire-rebuilds", 100,
 		"Rebuilds the wire scenario measures (it needs root and ip; 0 skips it).")
+	flag.BoolVar(&cfg.Anchors, "anchors", false,
+		"Also run the anchors beside their scenarios, with both managers stopped: the Cluster API in-cluster IPAM "+
+			"provider beside a (with -peer-assets), MetalLB alone beside b, pinned Services beside c.")
+	flag.StringVar(&cfg.PeerAssets, "peer-assets", os.Getenv("CAPI_IPAM_ASSETS"),
+		"Folder with the Cluster API in-cluster IPAM provider's manager and crds/ (make capi-ipam); empty skips the peer.")
 	flag.BoolVar(&cfg.Pprof, "pprof", false, "Serve each manager's pprof handlers on a local port, logged at start.")
 	flag.DurationVar(&cfg.Settle, "settle", 2*time.Second,
 		"Wait after each scenario converges before reading the counters.")

@@ -114,6 +114,8 @@ type managerCounters struct {
 	// unheld is the driver's address_driver_unheld_seconds histogram:
 	// cumulative counts by upper bound ("le"), "+Inf" being all.
 	unheld map[string]float64
+	// depth is how many items wait in all its work queues (workqueue_depth).
+	depth float64
 }
 
 // scrapeManager reads a manager's counters from its metrics endpoint. ok is
@@ -132,7 +134,8 @@ func scrapeManager(ctx context.Context, url string) (mc managerCounters, ok bool
 	}
 	defer func() { _ = resp.Body.Close() }()
 	m, err := promtext.Parse(resp.Body,
-		"rest_client_requests_total", "controller_runtime_reconcile_total", "workqueue_adds_total", "address_driver_unheld_seconds_bucket")
+		"rest_client_requests_total", "controller_runtime_reconcile_total", "workqueue_adds_total",
+		"address_driver_unheld_seconds_bucket", "workqueue_depth")
 	if err != nil {
 		return mc, false, err
 	}
@@ -148,6 +151,9 @@ func scrapeManager(ctx context.Context, url string) (mc managerCounters, ok bool
 	}
 	for _, s := range m["workqueue_adds_total"] {
 		mc.adds[s.Labels["name"]] += s.Value
+	}
+	for _, s := range m["workqueue_depth"] {
+		mc.depth += s.Value
 	}
 	mc.unheld = map[string]float64{}
 	for _, s := range m["address_driver_unheld_seconds_bucket"] {

@@ -66,6 +66,62 @@ type Size struct {
 	Unrelated int      `json:"unrelatedServices"`
 	Ceiling   Ceiling  `json:"ceiling"`
 	Scenarios []Result `json:"scenarios"`
+	// Comparisons set each product scenario against its anchor.
+	Comparisons []Comparison `json:"comparisons,omitempty"`
+}
+
+// Comparison is a product scenario against its anchor at one size.
+type Comparison struct {
+	Product string `json:"product"`
+	Anchor  string `json:"anchor"`
+	// Ratio is the product's claims/s ÷ the anchor's claims (or
+	// Services)/s; 0 when either did not converge.
+	Ratio            float64 `json:"ratio"`
+	ProductPerSecond float64 `json:"productPerSecond"`
+	AnchorPerSecond  float64 `json:"anchorPerSecond"`
+	ProductP50Ms     float64 `json:"productP50Ms"`
+	AnchorP50Ms      float64 `json:"anchorP50Ms"`
+	// ProductWrites and AnchorWrites are API writes per claim (or Service).
+	ProductWrites float64 `json:"productWritesPerClaim"`
+	AnchorWrites  float64 `json:"anchorWritesPerClaim"`
+	// Target is the smallest ratio issue 14 asks for, 0 for none.
+	Target float64 `json:"target,omitempty"`
+}
+
+// anchorTargets are the ratios issue 14 sets: the static path three times
+// the peer's rate (at 5,000 and 10,000 claims), the MetalLB path half of
+// MetalLB alone's.
+var anchorTargets = map[string]float64{anchorPeer: 3, anchorAlone: 0.5}
+
+// comparisons pairs every product scenario of the size with the anchor
+// beside it (by the scenario's letter), in the order the scenarios ran.
+func (s Size) comparisons() []Comparison {
+	anchors := map[string]*Result{}
+	for i := range s.Scenarios {
+		if _, ok := anchorBeside[s.Scenarios[i].Scenario]; ok {
+			anchors[anchorBeside[s.Scenarios[i].Scenario]] = &s.Scenarios[i]
+		}
+	}
+	var out []Comparison
+	for _, res := range s.Scenarios {
+		if _, isAnchor := anchorBeside[res.Scenario]; isAnchor || len(res.Scenario) < 2 || res.Scenario[1] != '-' {
+			continue
+		}
+		a, ok := anchors[res.Scenario[:1]]
+		if !ok {
+			continue
+		}
+		c := Comparison{Product: res.Scenario, Anchor: a.Scenario,
+			ProductPerSecond: res.PerSecond, AnchorPerSecond: a.PerSecond,
+			ProductP50Ms: res.P50Ms, AnchorP50Ms: a.P50Ms,
+			ProductWrites: res.WritesPerClaim, AnchorWrites: a.WritesPerClaim,
+			Target: anchorTargets[a.Scenario]}
+		if res.Converged && a.Converged && a.PerSecond > 0 {
+			c.Ratio = res.PerSecond / a.PerSecond
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // Ceiling is the API server's rate for creating and status-updating a
@@ -175,6 +231,9 @@ const (
 	procMetalLB = "metallb"
 )
 
+// notAvailable fills a cell whose process did not run or count.
+const notAvailable = "n/a"
+
 // otherClients names the writes no process of ours counted.
 const otherClients = "MetalLB and others"
 
@@ -195,6 +254,8 @@ func (r *Report) Markdown(w io.Writer) {
 	}
 	r.ceilingMarkdown(p)
 	r.scenariosMarkdown(p)
+	r.anchorsMarkdown(p)
+	r.memoryMarkdown(p)
 	r.apiServerMarkdown(p)
 	r.clientsMarkdown(p)
 	r.writesMarkdown(p)
@@ -236,15 +297,70 @@ func (r *Report) scenariosMarkdown(p func(format string, args ...any)) {
 			proc := func(name string) string {
 				ps, ok := res.Processes[name]
 				if !ok {
-					return "n/a"
+					return notAvailable
 				}
 				return fmt.Sprintf("%.0f / %.1f", ps.PeakRSSMiB, ps.CPUSeconds)
 			}
-			p("| %s | %d | %d | %s | %.1f | %.1f | %.2f | %.0f | %.0f | %.2f | %d | %.0f%% | %s | %s | %s "+
+			minWrites, ratio := "–", "–"
+			if res.MinWrites > 0 {
+				minWrites, ratio = fmt.Sprint(res.MinWrites), fmt.Sprintf("%.0f%%", res.CeilingRatio*100)
+			}
+			p("| %s | %d | %d | %s | %.1f | %.1f | %.2f | %.0f | %.0f | %.2f | %s | %s | %s | %s | %s "+
 				"| %.1f / %.1f / %.1f |\n",
 				res.Scenario, res.N, run.Unrelated, conv, res.Seconds, res.PerSecond, msPer, res.P50Ms, res.P99Ms,
-				res.WritesPerClaim, res.MinWrites, res.CeilingRatio*100, proc(procCore), proc(procDriver), proc(procMetalLB),
+				res.WritesPerClaim, minWrites, ratio, proc(procCore), proc(procDriver), proc(procMetalLB),
 				res.Processes["kube-apiserver"].CPUSeconds, res.Processes["etcd"].CPUSeconds, res.Processes[procBench].CPUSeconds)
+		}
+	}
+}
+
+// anchorsMarkdown sets each product scenario against its anchor.
+func (r *Report) anchorsMarkdown(p func(format string, args ...any)) {
+	var some bool
+	for _, run := range r.Sizes {
+		some = some || len(run.Comparisons) > 0
+	}
+	if !some {
+		return
+	}
+	p("\n### Against the anchors (same run, same API server, same workers)\n\n")
+	p("| N | product | anchor | product /s | anchor /s | product ÷ anchor | target | p50 ms product / anchor " +
+		"| writes per claim product / anchor |\n|---:|---|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, run := range r.Sizes {
+		for _, c := range run.Comparisons {
+			ratio, target := notAvailable, "–"
+			if c.Ratio > 0 {
+				ratio = fmt.Sprintf("%.2f", c.Ratio)
+			}
+			if c.Target > 0 {
+				target = fmt.Sprintf("≥ %g", c.Target)
+			}
+			p("| %d | %s | %s | %.1f | %.1f | %s | %s | %.0f / %.0f | %.2f / %.2f |\n", run.N, c.Product, c.Anchor,
+				c.ProductPerSecond, c.AnchorPerSecond, ratio, target, c.ProductP50Ms, c.AnchorP50Ms,
+				c.ProductWrites, c.AnchorWrites)
+		}
+	}
+}
+
+// memoryProcesses are the processes the memory table shows, in order.
+var memoryProcesses = []string{procCore, procDriver, procMetalLB, procPeer, "kube-apiserver", "etcd", procBench}
+
+// memoryMarkdown shows every process's peak memory and CPU side by side,
+// for the product's scenarios and the anchors alike.
+func (r *Report) memoryMarkdown(p func(format string, args ...any)) {
+	p("\n### Memory and CPU of each process: peak MiB / CPU s (n/a: not running)\n\n")
+	p("| scenario | N | %s |\n|---|---:|%s\n", strings.Join(memoryProcesses, " | "),
+		strings.Repeat("---:|", len(memoryProcesses)))
+	for _, run := range r.Sizes {
+		for _, res := range run.Scenarios {
+			cells := make([]string, len(memoryProcesses))
+			for i, name := range memoryProcesses {
+				cells[i] = notAvailable
+				if ps, ok := res.Processes[name]; ok {
+					cells[i] = fmt.Sprintf("%.0f / %.1f", ps.PeakRSSMiB, ps.CPUSeconds)
+				}
+			}
+			p("| %s | %d | %s |\n", res.Scenario, res.N, strings.Join(cells, " | "))
 		}
 	}
 }
@@ -270,7 +386,7 @@ func (r *Report) apiServerMarkdown(p func(format string, args ...any)) {
 // clientsMarkdown splits each scenario's writes by the client that sent them.
 func (r *Report) clientsMarkdown(p func(format string, args ...any)) {
 	p("\n### Writes per claim by client\n\n")
-	clients := []string{procBench, procCore, procDriver, otherClients}
+	clients := []string{procBench, procCore, procDriver, procPeer, otherClients}
 	p("| scenario | N | %s | of which 409 Conflict |\n|---|---:|%s---:|\n",
 		strings.Join(clients, " | "), strings.Repeat("---:|", len(clients)))
 	for _, run := range r.Sizes {
@@ -280,7 +396,7 @@ func (r *Report) clientsMarkdown(p func(format string, args ...any)) {
 				if v, ok := res.ByClient[c]; ok {
 					cells[i] = fmt.Sprintf("%.2f", v)
 				} else {
-					cells[i] = "n/a"
+					cells[i] = notAvailable
 				}
 			}
 			p("| %s | %d | %s | %.2f |\n", res.Scenario, res.N, strings.Join(cells, " | "), res.ConflictsPerClaim)

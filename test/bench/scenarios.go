@@ -28,7 +28,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -451,21 +450,5 @@ func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
 // for an address through the next size's measurements. It waits until the
 // namespace is gone.
 func (s *sizeRun) cleanup(ctx context.Context) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.metallbNS}}
-	if err := s.e.c.Delete(ctx, ns); client.IgnoreNotFound(err) != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	defer cancel()
-	for {
-		err := s.e.c.Get(ctx, client.ObjectKeyFromObject(ns), ns)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("namespace %s not deleted: %w", s.metallbNS, ctx.Err())
-		case <-time.After(time.Second):
-		}
-	}
+	return s.e.deleteNamespace(ctx, s.metallbNS)
 }

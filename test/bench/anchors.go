@@ -1,0 +1,355 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	b "github.com/cozystack/address-controller/test/builder"
+	"github.com/cozystack/address-controller/test/cluster"
+)
+
+// The anchors are what a user would run instead of the product, measured in
+// the same run, on the same API server, with the same client and workers,
+// while neither manager of the product runs:
+//
+//   - peer: the Cluster API in-cluster IPAM provider allocating N claims from
+//     one InClusterIPPool, beside the static path (a);
+//   - metallb-alone: N plain LoadBalancer Services drawing from a MetalLB
+//     pool, beside the MetalLB path (b);
+//   - metallb-pinned: N LoadBalancer Services pinned by hand to given
+//     addresses, beside association (c).
+const (
+	anchorPeer   = "peer"
+	anchorAlone  = "metallb-alone"
+	anchorPinned = "metallb-pinned"
+)
+
+// anchorBeside names the product scenario (by letter) each anchor is set
+// against; an anchor runs only when that scenario does.
+var anchorBeside = map[string]string{anchorPeer: "a", anchorAlone: "b", anchorPinned: "c"}
+
+// procPeer names the peer allocator's process.
+const procPeer = "peer"
+
+// The kinds the anchors create, which the benchmark's scheme does not know.
+var (
+	gvkInClusterIPPool = schema.GroupVersionKind{Group: "ipam.cluster.x-k8s.io", Version: "v1alpha2", Kind: "InClusterIPPool"}
+	gvkPeerClaim       = schema.GroupVersionKind{Group: "ipam.cluster.x-k8s.io", Version: "v1beta1", Kind: "IPAddressClaim"}
+	gvkMetalLBPool     = schema.GroupVersionKind{Group: "metallb.io", Version: "v1beta1", Kind: "IPAddressPool"}
+)
+
+// object returns an empty unstructured object of kind gvk.
+func object(gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	return u
+}
+
+// anchorRun is one size's anchors: their namespaces and ranges, each a /16
+// of its own, apart from the product's classes (10.120.0.0 upwards).
+type anchorRun struct {
+	e                                  *env
+	n                                  int
+	peerNS, aloneNS, pinnedNS          string
+	peerRange, aloneRange, pinnedRange netip.Prefix
+}
+
+func newAnchorRun(e *env, i, n int) *anchorRun {
+	return &anchorRun{
+		e: e, n: n,
+		peerNS:      fmt.Sprintf("bench-peer-%d", n),
+		aloneNS:     fmt.Sprintf("bench-alone-%d", n),
+		pinnedNS:    fmt.Sprintf("bench-pinned-%d", n),
+		peerRange:   netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(200 + i), 0, 0}), 16),
+		aloneRange:  netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(220 + i), 0, 0}), 16),
+		pinnedRange: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(240 + i), 0, 0}), 16),
+	}
+}
+
+func (a *anchorRun) scenarios() []scenario {
+	return []scenario{
+		{name: anchorPeer, setup: a.setupPeer, body: a.peer},
+		{name: anchorAlone, setup: a.setupAlone, body: a.alone},
+		{name: anchorPinned, setup: a.setupPinned, body: a.pinned},
+	}
+}
+
+// chosen are the anchors to run: those whose product scenario runs, the
+// peer only when its binary was given.
+func (e *env) chosenAnchors(a *anchorRun) []scenario {
+	if !e.cfg.Anchors {
+		return nil
+	}
+	var out []scenario
+	for _, sc := range a.scenarios() {
+		if len(e.cfg.Scenarios) > 0 && !slices.Contains(e.cfg.Scenarios, anchorBeside[sc.name]) {
+			continue
+		}
+		if sc.name == anchorPeer && e.peer == nil {
+			continue
+		}
+		out = append(out, sc)
+	}
+	return out
+}
+
+// measureAnchors runs the chosen anchors of one size with both managers
+// stopped, then removes the MetalLB anchors' Services and pools and starts
+// the managers again. The peer's claims stay, as the static path's do.
+func (e *env) measureAnchors(ctx context.Context, i, n int) ([]Result, error) {
+	a := newAnchorRun(e, i, n)
+	chosen := e.chosenAnchors(a)
+	if len(chosen) == 0 {
+		return nil, nil
+	}
+	e.cfg.logf("N=%d: stopping both managers for the anchors", n)
+	if err := e.stopManagers(); err != nil {
+		return nil, err
+	}
+	var results []Result
+	for _, sc := range chosen {
+		e.cfg.logf("N=%d: anchor %s", n, sc.name)
+		res := e.measure(ctx, sc, n, Ceiling{})
+		e.cfg.logf("N=%d: %s converged=%v in %.1fs (%.1f/s, p50 %.0fms, p99 %.0fms, %.2f writes each)",
+			n, sc.name, res.Converged, res.Seconds, res.PerSecond, res.P50Ms, res.P99Ms, res.WritesPerClaim)
+		results = append(results, res)
+		// The peer goes on reconciling after its last claim has an
+		// address; the next scenario must not pay for that.
+		if sc.name == anchorPeer {
+			t := time.Now()
+			if err := e.waitQuiet(ctx, 15*time.Minute, e.peerURL); err != nil {
+				e.cfg.logf("N=%d: the peer: %v", n, err)
+			}
+			e.cfg.logf("N=%d: the peer went quiet %s after its scenario", n, time.Since(t).Round(time.Second))
+		}
+	}
+	if err := a.cleanup(ctx); err != nil {
+		e.cfg.logf("N=%d: cleaning up the anchors: %v", n, err)
+	}
+	e.cfg.logf("N=%d: starting both managers again", n)
+	if err := e.startManagers(ctx, e.cfg.handoffs()[0]); err != nil {
+		return results, err
+	}
+	if err := e.waitQuiet(ctx, 2*time.Minute, e.coreURL, e.driverURL); err != nil {
+		if ctx.Err() != nil {
+			return results, err
+		}
+		e.cfg.logf("N=%d: the managers: %v; measuring on", n, err)
+	}
+	return results, nil
+}
+
+// setupPeer makes the peer's namespace and its pool: the whole /16, the
+// gateway its first address.
+func (a *anchorRun) setupPeer(ctx context.Context) error {
+	if a.n+3 > 1<<(32-a.peerRange.Bits()) {
+		return fmt.Errorf("%d addresses do not fit %s", a.n, a.peerRange)
+	}
+	if err := a.e.namespace(ctx, a.peerNS); err != nil {
+		return err
+	}
+	pool := object(gvkInClusterIPPool, a.peerNS, "pool")
+	pool.Object["spec"] = map[string]any{
+		"addresses": []any{a.peerRange.String()},
+		"prefix":    int64(a.peerRange.Bits()),
+		"gateway":   nthAddress(a.peerRange, 0).String(),
+	}
+	return a.e.c.Create(ctx, pool)
+}
+
+// peer: N claims of the Cluster API's IPAM against one InClusterIPPool,
+// done when every claim names its IPAddress (status.addressRef), which the
+// provider writes once the address exists.
+func (a *anchorRun) peer(ctx context.Context) (outcome, error) {
+	p := newProgress()
+	inf, err := a.e.cache.GetInformer(ctx, object(gvkPeerClaim, "", ""))
+	if err != nil {
+		return outcome{}, err
+	}
+	defer func() { _ = a.e.cache.RemoveInformer(context.Background(), object(gvkPeerClaim, "", "")) }()
+	observe := func(obj any) {
+		at := time.Now()
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok || u.GetNamespace() != a.peerNS {
+			return
+		}
+		if ref, _, _ := unstructured.NestedString(u.Object, "status", "addressRef", "name"); ref != "" {
+			p.stamp("allocated", u.GetName(), at)
+		}
+	}
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: observe, UpdateFunc: func(_, obj any) { observe(obj) },
+	})
+	if err != nil {
+		return outcome{}, err
+	}
+	defer func() { _ = inf.RemoveEventHandler(reg) }()
+	err = parallel(ctx, a.n, a.e.cfg.Workers, func(ctx context.Context, i int) error {
+		c := object(gvkPeerClaim, a.peerNS, claimName(i))
+		c.Object["spec"] = map[string]any{
+			"poolRef": map[string]any{"apiGroup": gvkInClusterIPPool.Group, "kind": gvkInClusterIPPool.Kind, "name": "pool"},
+		}
+		if err := a.e.c.Create(ctx, c); err != nil {
+			return err
+		}
+		p.stamp("created", c.GetName(), time.Now())
+		return nil
+	})
+	if err != nil {
+		return outcome{}, err
+	}
+	if err := p.wait(ctx, func() bool { return p.stamped("allocated") == a.n }); err != nil {
+		return outcome{latencies: p.between("created", "allocated")},
+			fmt.Errorf("%d of %d claims have an address: %w", p.stamped("allocated"), a.n, err)
+	}
+	return outcome{latencies: p.between("created", "allocated")}, nil
+}
+
+// metallbPool creates a MetalLB IPAddressPool over prefix, usable only by
+// Services of namespace ns, and waits until MetalLB reports it: a Service
+// created before MetalLB knows its pool fails and is not retried (E3 in
+// docs/performance.md). Like the product's benchmark class it leaves
+// avoidBuggyIPs off, which would refuse every pin ending in .0 or .255.
+func (a *anchorRun) metallbPool(ctx context.Context, name, ns string, prefix netip.Prefix, autoAssign bool) error {
+	pool := object(gvkMetalLBPool, cluster.MetalLBNamespace, name)
+	pool.Object["spec"] = map[string]any{
+		"addresses":         []any{prefix.String()},
+		"autoAssign":        autoAssign,
+		"avoidBuggyIPs":     false,
+		"serviceAllocation": map[string]any{"namespaces": []any{ns}},
+	}
+	if err := a.e.c.Create(ctx, pool); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		got := object(gvkMetalLBPool, cluster.MetalLBNamespace, name)
+		if err := a.e.c.Get(ctx, client.ObjectKeyFromObject(got), got); err != nil {
+			return err
+		}
+		if free, _, _ := unstructured.NestedInt64(got.Object, "status", "availableIPv4"); free > 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("MetalLB did not report pool %s within 30 s", name)
+}
+
+func (a *anchorRun) setupAlone(ctx context.Context) error {
+	if err := a.e.namespace(ctx, a.aloneNS); err != nil {
+		return err
+	}
+	return a.metallbPool(ctx, a.aloneNS, a.aloneNS, a.aloneRange, true)
+}
+
+func (a *anchorRun) setupPinned(ctx context.Context) error {
+	if err := a.e.namespace(ctx, a.pinnedNS); err != nil {
+		return err
+	}
+	return a.metallbPool(ctx, a.pinnedNS, a.pinnedNS, a.pinnedRange, false)
+}
+
+// alone: N plain LoadBalancer Services, done when MetalLB reports an
+// address in each one's status.
+func (a *anchorRun) alone(ctx context.Context) (outcome, error) {
+	return a.services(ctx, a.aloneNS, nil)
+}
+
+// pinned: N LoadBalancer Services, each pinned to its own address with
+// MetalLB's annotation, done when MetalLB reports that address.
+func (a *anchorRun) pinned(ctx context.Context) (outcome, error) {
+	return a.services(ctx, a.pinnedNS, func(i int) string { return nthAddress(a.pinnedRange, i).String() })
+}
+
+// services creates N LoadBalancer Services in ns, pinned to pin(i) unless
+// pin is nil, and waits until MetalLB reports an address (the pinned one)
+// for every one.
+func (a *anchorRun) services(ctx context.Context, ns string, pin func(i int) string) (outcome, error) {
+	want := map[string]string{} // Service → pinned IP, "" for any
+	for i := range a.n {
+		want[serviceName(i)] = ""
+		if pin != nil {
+			want[serviceName(i)] = pin(i)
+		}
+	}
+	p := newProgress()
+	a.e.handlers.set(nil, nil, func(o client.Object, gone bool, at time.Time) {
+		svc := o.(*corev1.Service)
+		ip, ok := want[svc.Name]
+		if svc.Namespace != ns || !ok || gone {
+			return
+		}
+		if slices.ContainsFunc(svc.Status.LoadBalancer.Ingress, func(in corev1.LoadBalancerIngress) bool {
+			return in.IP != "" && (ip == "" || in.IP == ip)
+		}) {
+			p.stamp("assigned", svc.Name, at)
+		}
+	})
+	err := parallel(ctx, a.n, a.e.cfg.Workers, func(ctx context.Context, i int) error {
+		var opts []b.ServiceOption
+		if pin != nil {
+			opts = append(opts, b.PinnedByHand(pin(i)))
+		}
+		svc := b.Service(ns, serviceName(i), opts...)
+		if err := a.e.c.Create(ctx, svc); err != nil {
+			return err
+		}
+		p.stamp("created", svc.Name, time.Now())
+		return nil
+	})
+	if err != nil {
+		return outcome{}, err
+	}
+	if err := p.wait(ctx, func() bool { return p.stamped("assigned") == a.n }); err != nil {
+		return outcome{latencies: p.between("created", "assigned")},
+			fmt.Errorf("%d of %d Services given an address by MetalLB: %w", p.stamped("assigned"), a.n, err)
+	}
+	return outcome{latencies: p.between("created", "assigned")}, nil
+}
+
+// cleanup deletes the MetalLB anchors' namespaces, waits until they are
+// gone, then deletes their pools, so that MetalLB has nothing of theirs left
+// when the product's scenarios start.
+func (a *anchorRun) cleanup(ctx context.Context) error {
+	for _, ns := range []string{a.aloneNS, a.pinnedNS} {
+		if err := a.e.deleteNamespace(ctx, ns); err != nil {
+			return err
+		}
+		pool := object(gvkMetalLBPool, cluster.MetalLBNamespace, ns)
+		if err := a.e.c.Delete(ctx, pool); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return nil
+}
