@@ -79,10 +79,11 @@ const (
 	annotationPin = "reference.drivers.local.sdn.cozystack.io/ips"
 )
 
-type referenceHarness struct {
-	books *books
-	next  atomic.Int32
-}
+type referenceHarness struct{ books *books }
+
+// nextRange numbers the ranges handed out in this process: a repeated run
+// (-count) must not reuse the ranges of the classes an earlier one left.
+var nextRange atomic.Int32
 
 func (h *referenceHarness) Provisioner() string { return referenceProvisioner }
 
@@ -95,8 +96,8 @@ func (h *referenceHarness) StartDriver(t *testing.T, cfg *rest.Config) *inproces
 	})
 }
 
-func (h *referenceHarness) Ranges() (v4, v6 netip.Prefix) {
-	n := h.next.Add(1)
+func (*referenceHarness) Ranges() (v4, v6 netip.Prefix) {
+	n := nextRange.Add(1)
 	return netip.MustParsePrefix(fmt.Sprintf("10.%d.%d.0/28", 200+n/250, n%250)), netip.MustParsePrefix(fmt.Sprintf("fd00:%x::/124", 0x200+n))
 }
 
@@ -382,8 +383,9 @@ func (r *reference) Watches() driver.Watches {
 func (r *reference) waitingFor(_ context.Context, o client.Object) []reconcile.Request {
 	r.books.mu.Lock()
 	defer r.books.mu.Unlock()
-	var reqs []reconcile.Request
-	for key := range r.books.waiting[o.(*v1alpha1.IPAddress).Spec.ClassName] {
+	waiting := r.books.waiting[o.(*v1alpha1.IPAddress).Spec.ClassName]
+	reqs := make([]reconcile.Request, 0, len(waiting))
+	for key := range waiting {
 		reqs = append(reqs, reconcile.Request{NamespacedName: key})
 	}
 	return reqs
