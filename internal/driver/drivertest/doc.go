@@ -24,7 +24,19 @@ limitations under the License.
 //
 // What differs between backends comes from the small Harness the backend's
 // test supplies; what only some backends can do is an optional interface
-// the suite discovers by type assertion, never a skipped spec.
+// the suite discovers by type assertion (HandPinner), never a skipped spec.
+//
+// The specs: provisioning (IPv4, IPv6, Dual); exhaustion of a small class
+// (Pending with a reason naming the provisioner, Bound once an address
+// frees); release under Retain (Released, still held, taken from its
+// Service) and under Delete (the address goes and the backend frees it);
+// association (a Service naming a claim reports exactly its addresses, and
+// none once it stops); refusal (a claim of another namespace, a claim not
+// Bound); conflict (a Service another load balancer gives a bound address
+// turns it Conflict; with HandPinner, a hand pin on a held address is
+// refused); teardown (no backend state and no driver pin left once claims,
+// addresses and classes are gone); and a crash of the driver shortly into
+// each step of a claim's life, after which each step completes.
 //
 // It is test support: it runs the core (internal/core) in the test process
 // as a cluster runs it beside the driver, and is imported only by tests.

@@ -75,7 +75,7 @@ func provision(t *testing.T, g *WithT, s *suite, family v1alpha1.IPFamily) {
 	addrs := s.bound(g, ns, "web")
 	claim := s.kit.Claim(g, ns, "web")
 	g.Expect(addrs).To(HaveLen(len(family.Families())))
-	var got []v1alpha1.IPFamily
+	got := make([]v1alpha1.IPFamily, 0, len(addrs))
 	for _, ca := range addrs {
 		a := s.kit.Address(g, ca.Name)
 		ip, err := a.IP()
@@ -107,7 +107,7 @@ func exhaustion(t *testing.T, g *WithT, s *suite) {
 		s.claim(g, ns, n, class, v1alpha1.IPv4)
 	}
 	phases := func() []v1alpha1.IPAddressClaimPhase {
-		var out []v1alpha1.IPAddressClaimPhase
+		out := make([]v1alpha1.IPAddressClaimPhase, 0, len(names))
 		for _, n := range names {
 			out = append(out, s.kit.Claim(g, ns, n).Status.Phase)
 		}
