@@ -57,9 +57,9 @@ func specs(h Harness) []spec {
 		out = append(out, spec{"conflict/hand pin on a held address", func(t *testing.T, g *WithT, s *suite) { conflictHandPin(t, g, s, p) }})
 	}
 	out = append(out, spec{"teardown", teardown})
-	for _, after := range []time.Duration{0, 300 * time.Millisecond} {
-		out = append(out, spec{fmt.Sprintf("crash/driver stopped %v into each step", after),
-			func(t *testing.T, g *WithT, s *suite) { crash(t, g, s, after) }})
+	for n := 1; n <= 3; n++ {
+		out = append(out, spec{fmt.Sprintf("crash/driver killed after write %d of each step", n),
+			func(t *testing.T, g *WithT, s *suite) { crash(t, g, s, n) }})
 	}
 	return out
 }
@@ -308,38 +308,47 @@ func teardown(t *testing.T, g *WithT, s *suite) {
 	}
 }
 
-// crash: the driver is stopped, as a crash would stop it, shortly into each
-// step of a claim's life (provisioning, association, dissociation,
-// release), and started again: each step completes, with no duplicate
-// address and nothing left behind.
-func crash(t *testing.T, g *WithT, s *suite, after time.Duration) {
+// crash: the driver is killed right after its n-th write of each step of a
+// claim's life (provisioning, association, dissociation, release), and a
+// new one started: each step completes, with no duplicate address and
+// nothing left behind.
+func crash(t *testing.T, g *WithT, s *suite, n int) {
 	ns := s.kit.Namespace(t)
 	v4, v6 := s.h.Ranges()
 	class := s.class(t, g, v1alpha1.ReclaimDelete, v4, v6)
-	crashSoon := func() {
-		time.Sleep(after)
-		s.restartDriver()
+	killedDuring := func(act func()) {
+		s.driver.Stop()
+		k := testkit.NewKiller(n)
+		dying := s.h.StartDriver(t, k.Config(s.cfg))
+		k.Arm()
+		act()
+		select {
+		case <-k.Dead():
+		case <-time.After(killWait): // the step took fewer writes
+		}
+		dying.Stop()
+		t.Logf("killed after %v", k.Written())
+		s.driver = s.h.StartDriver(s.t, s.cfg)
 	}
 
-	s.claim(g, ns, "web", class, v1alpha1.Dual)
-	crashSoon()
+	killedDuring(func() { s.claim(g, ns, "web", class, v1alpha1.Dual) })
 	addrs := s.bound(g, ns, "web")
 	s.held(g, addrs)
 	claim := s.kit.Claim(g, ns, "web")
 	g.Consistently(func() int { return len(s.addressesOf(g, claim)) }, settle, tick).Should(Equal(2), "one address of each family, no more")
 
 	svc := b.Service(ns, "svc", b.ForClaim("web"), b.DualStack())
-	s.kit.Create(g, svc)
-	crashSoon()
+	killedDuring(func() { s.kit.Create(g, svc) })
 	g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(ConsistOf(ips(addrs)))
 
-	s.kit.SetAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim, "")
-	crashSoon()
+	killedDuring(func() { s.kit.SetAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim, "") })
 	g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(BeEmpty())
+	g.Eventually(func() map[string]string { return s.kit.Service(g, ns, "svc").Annotations }, timeout, tick).
+		ShouldNot(HaveKey(v1alpha1.AnnotationPinnedBy))
 	s.held(g, addrs)
+	s.noConflictReported(g, addrs)
 
-	g.Expect(s.c.Delete(context.Background(), b.Claim(ns, "web"))).To(Succeed())
-	crashSoon()
+	killedDuring(func() { g.Expect(s.c.Delete(context.Background(), b.Claim(ns, "web"))).To(Succeed()) })
 	for _, a := range addrs {
 		g.Eventually(s.kit.Gone(b.Address(a.Name, "", "")), timeout, tick).Should(BeTrue())
 	}

@@ -41,6 +41,9 @@ const (
 	tick    = 100 * time.Millisecond
 	// settle is how long a state that must not change is watched.
 	settle = 2 * time.Second
+	// killWait is how long a driver about to be killed is given to make the
+	// writes it is killed after.
+	killWait = 5 * time.Second
 )
 
 // Run runs every spec of the contract against the cluster cfg reaches,
@@ -78,12 +81,6 @@ type suite struct {
 	// t is Run's test: the driver outlives the spec that restarts it.
 	t      *testing.T
 	driver *inprocess.Manager
-}
-
-// restartDriver stops the driver, as a crash would, and starts a new one.
-func (s *suite) restartDriver() {
-	s.driver.Stop()
-	s.driver = s.h.StartDriver(s.t, s.cfg)
 }
 
 // class creates a class of the backend over ranges with policy and waits

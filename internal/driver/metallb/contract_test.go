@@ -26,10 +26,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver/drivertest"
+	"github.com/cozystack/address-controller/internal/driver/metallb"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/cluster"
@@ -44,8 +46,10 @@ type contractHarness struct{}
 
 func (contractHarness) Provisioner() string { return provisioner }
 
-func (contractHarness) StartDriver(t *testing.T, _ *rest.Config) *inprocess.Manager {
-	return startDriver(t)
+func (contractHarness) StartDriver(t *testing.T, cfg *rest.Config) *inprocess.Manager {
+	opts := metallb.Options{PlaceholderNamespace: placeholderNS, MetalLBNamespace: cluster.MetalLBNamespace}
+	opts.Driver.Concurrency = 4
+	return inprocess.Start(t, cfg, func(mgr ctrl.Manager) error { return metallb.Setup(mgr, opts) }, opts.ManagerOptions)
 }
 
 func (contractHarness) Ranges() (v4, v6 netip.Prefix) {
