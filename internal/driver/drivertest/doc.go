@@ -35,8 +35,9 @@ limitations under the License.
 // Bound); conflict (a Service another load balancer gives a bound address
 // turns it Conflict; with HandPinner, a hand pin on a held address is
 // refused); teardown (no backend state and no driver pin left once claims,
-// addresses and classes are gone); and a crash of the driver shortly into
-// each step of a claim's life, after which each step completes.
+// addresses and classes are gone); and a crash: the driver killed right
+// after its first, second or third write of each step of a claim's life,
+// after which a new driver completes the step.
 //
 // It is test support: it runs the core (internal/core) in the test process
 // as a cluster runs it beside the driver, and is imported only by tests.
