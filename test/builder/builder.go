@@ -223,3 +223,9 @@ func Port(port int32) ServiceOption {
 		s.Spec.Ports = []corev1.ServicePort{{Name: "p", Port: port, Protocol: corev1.ProtocolTCP}}
 	}
 }
+
+// OfLoadBalancerClass gives the Service spec.loadBalancerClass: a load
+// balancer other than the default one serves it.
+func OfLoadBalancerClass(class string) ServiceOption {
+	return func(s *corev1.Service) { s.Spec.LoadBalancerClass = &class }
+}

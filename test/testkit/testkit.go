@@ -129,6 +129,18 @@ func (k *Kit) Holders(g Gomega, ip string) func() []string {
 	}
 }
 
+// Ingress lists the IPs a Service's load balancer reports, in order.
+func (k *Kit) Ingress(g Gomega, ns, name string) func() []string {
+	return func() []string {
+		ingress := k.Service(g, ns, name).Status.LoadBalancer.Ingress
+		out := make([]string, 0, len(ingress))
+		for _, in := range ingress {
+			out = append(out, in.IP)
+		}
+		return out
+	}
+}
+
 // Gone reports whether obj no longer exists.
 func (k *Kit) Gone(obj client.Object) func() bool {
 	return func() bool {
@@ -200,16 +212,31 @@ func Condition(conds []metav1.Condition, typ string) metav1.Condition {
 
 // EventsAbout returns the notes of the events with reason about obj.
 func (k *Kit) EventsAbout(g Gomega, obj client.Object, reason string) func() []string {
+	return k.events(g, obj, func(e *eventsv1.Event) (string, bool) { return e.Note, e.Reason == reason })
+}
+
+// WarningsAbout returns "reason: note" of every Warning event about obj,
+// whoever emitted it.
+func (k *Kit) WarningsAbout(g Gomega, obj client.Object) func() []string {
+	return k.events(g, obj, func(e *eventsv1.Event) (string, bool) {
+		return e.Reason + ": " + e.Note, e.Type == corev1.EventTypeWarning
+	})
+}
+
+// events returns what pick makes of each event about obj it keeps.
+func (k *Kit) events(g Gomega, obj client.Object, pick func(*eventsv1.Event) (string, bool)) func() []string {
 	return func() []string {
 		list := &eventsv1.EventList{}
 		g.Expect(k.List(context.Background(), list)).To(Succeed())
-		var notes []string
-		for _, e := range list.Items {
-			if e.Regarding.UID == obj.GetUID() && e.Reason == reason {
-				notes = append(notes, e.Note)
+		var out []string
+		for i := range list.Items {
+			if e := &list.Items[i]; e.Regarding.UID == obj.GetUID() {
+				if s, ok := pick(e); ok {
+					out = append(out, s)
+				}
 			}
 		}
-		return notes
+		return out
 	}
 }
 

@@ -17,16 +17,10 @@ limitations under the License.
 package metallb_test
 
 import (
-	"errors"
 	"fmt"
-	"net/http"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	. "github.com/onsi/gomega"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
@@ -35,52 +29,13 @@ import (
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/cluster"
 	"github.com/cozystack/address-controller/test/inprocess"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
-// dying lets a driver's writes through until, once armed, the n-th write
-// (events aside) has reached the API server; after that every write fails,
-// as if the process had been killed right there.
-type dying struct {
-	n       int
-	armed   atomic.Bool
-	mu      sync.Mutex
-	written []string
-	dead    chan struct{}
-}
-
-func (d *dying) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		if req.Method == http.MethodGet || strings.Contains(req.URL.Path, "/events") || strings.Contains(req.URL.Path, "/leases") {
-			return rt.RoundTrip(req)
-		}
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		if !d.armed.Load() {
-			return rt.RoundTrip(req)
-		}
-		if len(d.written) >= d.n {
-			return nil, errors.New("killed")
-		}
-		resp, err := rt.RoundTrip(req)
-		if err == nil && resp.StatusCode < 300 {
-			d.written = append(d.written, req.Method+" "+req.URL.Path)
-			if len(d.written) == d.n {
-				close(d.dead)
-			}
-		}
-		return resp, err
-	})
-}
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
-
 // startDyingDriver runs a driver whose n-th write, once armed, is its last.
-func startDyingDriver(t *testing.T, handoff string, n int) (*inprocess.Manager, *dying) {
-	d := &dying{n: n, dead: make(chan struct{})}
-	cfg := rest.CopyConfig(testCluster.Config)
-	cfg.Wrap(d.wrap)
+func startDyingDriver(t *testing.T, handoff string, n int) (*inprocess.Manager, *testkit.Killer) {
+	d := testkit.NewKiller(n)
+	cfg := d.Config(testCluster.Config)
 	opts := metallb.Options{PlaceholderNamespace: placeholderNS, MetalLBNamespace: cluster.MetalLBNamespace}
 	opts.Driver.Concurrency = 4
 	opts.Driver.Handoff = handoff
@@ -114,18 +69,18 @@ func TestKilledBetweenHandoffSteps(t *testing.T) {
 					watcher := watchIPs(t, g, addr.Address)
 
 					dyingDriver, d := startDyingDriver(t, mode, n)
-					d.armed.Store(true)
+					d.Arm()
 					if direction == "associate" {
 						kit.SetAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim, "web")
 					} else {
 						removeAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim)
 					}
 					select {
-					case <-d.dead:
+					case <-d.Dead():
 					case <-t.Context().Done():
 					}
 					dyingDriver.Stop()
-					t.Logf("killed after %v", d.written)
+					t.Logf("killed after %v", d.Written())
 
 					startDriverWith(t, mode)
 					if direction == "associate" {

@@ -167,16 +167,7 @@ func placeholders(g Gomega, addressName string) func() []string {
 	}
 }
 
-func ingressOf(g Gomega, ns, name string) func() []string {
-	return func() []string {
-		ingress := kit.Service(g, ns, name).Status.LoadBalancer.Ingress
-		out := make([]string, 0, len(ingress))
-		for _, in := range ingress {
-			out = append(out, in.IP)
-		}
-		return out
-	}
-}
+func ingressOf(g Gomega, ns, name string) func() []string { return kit.Ingress(g, ns, name) }
 
 // pool reads the rendered MetalLB object of kind for a class.
 func rendered(_ Gomega, kind, class string) func() *unstructured.Unstructured {

@@ -1,0 +1,69 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package drivertest
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/address-controller/test/inprocess"
+)
+
+// Harness is what a backend's test supplies to run the contract suite.
+type Harness interface {
+	// Provisioner is the name the backend's classes carry in
+	// spec.provisioner.
+	Provisioner() string
+
+	// StartDriver runs the backend's driver manager against cfg (its
+	// driver.Setup with its Backend, and any controller of the backend's
+	// own) until t ends or the manager is stopped. The suite calls it again
+	// to restart the driver after a stop, as after a crash. The backend's own
+	// allocator, if it has one (MetalLB's controller), is already running.
+	StartDriver(t *testing.T, cfg *rest.Config) *inprocess.Manager
+
+	// Ranges returns an IPv4 /28 and an IPv6 /124 that no other class of the
+	// cluster uses, a new pair on each call. The suite carves its classes
+	// from them.
+	Ranges() (v4, v6 netip.Prefix)
+
+	// Parameters returns spec.parameters (JSON) of a class whose addresses
+	// are exactly those of ranges, every one of them usable.
+	Parameters(ranges ...netip.Prefix) string
+
+	// Leftovers lists the backend's own state still kept for class (API
+	// objects it created, reservations it keeps elsewhere), one line each.
+	// Once a class and every claim and address of it are gone, it must be
+	// empty.
+	Leftovers(ctx context.Context, c client.Client, class string) ([]string, error)
+}
+
+// HandPinner is implemented by a harness whose backend honours a pin an
+// admin writes on a Service by hand, without the driver (MetalLB's
+// metallb.io/loadBalancerIPs). With it the suite also checks that a hand
+// pin on an address the backend holds for a claim is refused: the Service
+// never gets the address, and the backend says so on the Service.
+type HandPinner interface {
+	// PinByHand sets on svc, before it is created, what an admin writes to
+	// ask the backend for ips.
+	PinByHand(svc *corev1.Service, ips ...netip.Addr)
+}

@@ -1,0 +1,370 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package drivertest
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
+	b "github.com/cozystack/address-controller/test/builder"
+	"github.com/cozystack/address-controller/test/testkit"
+)
+
+// specs is the contract, in the order it runs: the crash specs, which stop
+// the driver, come last.
+func specs(h Harness) []spec {
+	var out []spec
+	for _, f := range []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6, v1alpha1.Dual} {
+		out = append(out, spec{"provision/" + string(f), func(t *testing.T, g *WithT, s *suite) { provision(t, g, s, f) }})
+	}
+	out = append(out,
+		spec{"exhaustion", exhaustion},
+		spec{"release/Retain", releaseRetain},
+		spec{"release/Delete", releaseDelete},
+	)
+	for _, f := range []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.Dual} {
+		out = append(out, spec{"association/" + string(f), func(t *testing.T, g *WithT, s *suite) { association(t, g, s, f) }})
+	}
+	out = append(out,
+		spec{"refusal/claim of another namespace", refuseOtherNamespace},
+		spec{"refusal/claim not Bound", refuseNotBound},
+		spec{"conflict/another load balancer reports the address", conflictOtherLoadBalancer},
+	)
+	if p, ok := h.(HandPinner); ok {
+		out = append(out, spec{"conflict/hand pin on a held address", func(t *testing.T, g *WithT, s *suite) { conflictHandPin(t, g, s, p) }})
+	}
+	out = append(out, spec{"teardown", teardown})
+	for n := 1; n <= 3; n++ {
+		out = append(out, spec{fmt.Sprintf("crash/driver killed after write %d of each step", n),
+			func(t *testing.T, g *WithT, s *suite) { crash(t, g, s, n) }})
+	}
+	return out
+}
+
+// provision: a claim gets one address of each family it asks for, from its
+// class's ranges, recorded as an IPAddress bound to it and held by the
+// backend.
+func provision(t *testing.T, g *WithT, s *suite, family v1alpha1.IPFamily) {
+	ns := s.kit.Namespace(t)
+	v4, v6 := s.h.Ranges()
+	class := s.class(t, g, v1alpha1.ReclaimRetain, v4, v6)
+	s.claim(g, ns, "web", class, family)
+	addrs := s.bound(g, ns, "web")
+	claim := s.kit.Claim(g, ns, "web")
+	g.Expect(addrs).To(HaveLen(len(family.Families())))
+	got := make([]v1alpha1.IPFamily, 0, len(addrs))
+	for _, ca := range addrs {
+		a := s.kit.Address(g, ca.Name)
+		ip, err := a.IP()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(ip.String()).To(Equal(ca.Address))
+		g.Expect(v4.Contains(ip) || v6.Contains(ip)).To(BeTrue(), "%s lies in the class's ranges %s, %s", ip, v4, v6)
+		got = append(got, a.Family())
+		g.Expect(a.Spec.ClassName).To(Equal(class))
+		g.Expect(a.Spec.ClaimRef).To(Equal(&v1alpha1.ClaimReference{Namespace: ns, Name: "web", UID: claim.UID}))
+		g.Expect(a.Spec.ReclaimPolicy).To(Equal(v1alpha1.ReclaimRetain))
+		g.Eventually(s.kit.StateOfAddress(g, ca.Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressBound))
+	}
+	g.Expect(got).To(ConsistOf(family.Families()))
+	s.held(g, addrs)
+	g.Consistently(s.kit.StateOfClaim(g, ns, "web"), settle, tick).Should(HaveField("Addresses", HaveLen(len(addrs))),
+		"no further address for a Bound claim")
+}
+
+// exhaustion: a claim a full class cannot serve waits, Pending with a
+// reason naming the provisioner, and is served by itself once an address
+// frees.
+func exhaustion(t *testing.T, g *WithT, s *suite) {
+	ns := s.kit.Namespace(t)
+	v4, _ := s.h.Ranges()
+	two := smaller(v4, 31, 1)
+	class := s.class(t, g, v1alpha1.ReclaimDelete, two)
+	names := []string{"c0", "c1", "c2"}
+	for _, n := range names {
+		s.claim(g, ns, n, class, v1alpha1.IPv4)
+	}
+	phases := func() []v1alpha1.IPAddressClaimPhase {
+		out := make([]v1alpha1.IPAddressClaimPhase, 0, len(names))
+		for _, n := range names {
+			out = append(out, s.kit.Claim(g, ns, n).Status.Phase)
+		}
+		return out
+	}
+	twoBound := ConsistOf(v1alpha1.ClaimBound, v1alpha1.ClaimBound, v1alpha1.ClaimPending)
+	g.Eventually(phases, timeout, tick).Should(twoBound)
+	g.Consistently(phases, settle, tick).Should(twoBound)
+	var pending, freed string
+	var freedIP string
+	for _, n := range names {
+		c := s.kit.Claim(g, ns, n)
+		if c.Status.Phase == v1alpha1.ClaimPending {
+			pending = n
+			cond := testkit.Condition(c.Status.Conditions, v1alpha1.ConditionBound)
+			g.Expect(cond.Reason).To(Equal(v1alpha1.ReasonWaitingForProvisioning))
+			g.Expect(cond.Message).To(ContainSubstring(s.h.Provisioner()))
+		} else {
+			freed, freedIP = n, c.Status.Addresses[0].Address
+		}
+	}
+	g.Expect(s.c.Delete(context.Background(), b.Claim(ns, freed))).To(Succeed())
+	g.Expect(ips(s.bound(g, ns, pending))).To(Equal([]string{freedIP}), "the freed address serves the waiting claim")
+}
+
+// releaseRetain: deleting a claim of a Retain class leaves its address
+// Released, still held by the backend and taken from the Service that
+// carried it.
+func releaseRetain(t *testing.T, g *WithT, s *suite) {
+	ns, addrs := s.heldClaim(t, g, v1alpha1.IPv4)
+	s.kit.Create(g, b.Service(ns, "svc", b.ForClaim("web")))
+	g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(Equal(ips(addrs)))
+
+	g.Expect(s.c.Delete(context.Background(), b.Claim(ns, "web"))).To(Succeed())
+	g.Eventually(s.kit.StateOfAddress(g, addrs[0].Name), timeout, tick).Should(Equal(testkit.AddressState{
+		Phase: v1alpha1.AddressReleased, Reason: v1alpha1.ReasonReleased, Claim: ns + "/web"}))
+	g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(BeEmpty(), "the Service lets go of a released address")
+	g.Eventually(s.associatedTo(g, addrs[0].Name), timeout, tick).Should(BeNil())
+	s.held(g, addrs)
+	g.Consistently(s.kit.StateOfAddress(g, addrs[0].Name), settle, tick).Should(HaveField("Phase", v1alpha1.AddressReleased))
+	g.Expect(s.kit.Service(g, ns, "svc").Annotations).NotTo(HaveKey(v1alpha1.AnnotationPinnedBy))
+	s.noConflictReported(g, addrs)
+}
+
+// releaseDelete: deleting a claim of a Delete class deletes its address,
+// and the backend frees it: the next claim of the one-address class gets
+// it.
+func releaseDelete(t *testing.T, g *WithT, s *suite) {
+	ns := s.kit.Namespace(t)
+	v4, _ := s.h.Ranges()
+	class := s.class(t, g, v1alpha1.ReclaimDelete, smaller(v4, 32, 3))
+	s.claim(g, ns, "first", class, v1alpha1.IPv4)
+	addrs := s.bound(g, ns, "first")
+	s.held(g, addrs)
+
+	g.Expect(s.c.Delete(context.Background(), b.Claim(ns, "first"))).To(Succeed())
+	g.Eventually(s.kit.Gone(b.Address(addrs[0].Name, "", "")), timeout, tick).Should(BeTrue())
+	s.claim(g, ns, "second", class, v1alpha1.IPv4)
+	g.Expect(ips(s.bound(g, ns, "second"))).To(Equal(ips(addrs)), "the backend freed the address")
+}
+
+// association: a Service naming a Bound claim reports exactly the claim's
+// addresses; once it stops naming it, it reports none, and the backend
+// holds them again.
+func association(t *testing.T, g *WithT, s *suite, family v1alpha1.IPFamily) {
+	ns, addrs := s.heldClaim(t, g, family)
+	opts := []b.ServiceOption{b.ForClaim("web")}
+	if family == v1alpha1.Dual {
+		opts = append(opts, b.DualStack())
+	}
+	svc := b.Service(ns, "svc", opts...)
+	s.kit.Create(g, svc)
+	g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(ConsistOf(ips(addrs)))
+	for _, a := range addrs {
+		g.Eventually(s.associatedTo(g, a.Name), timeout, tick).Should(And(
+			HaveField("Kind", "Service"), HaveField("Namespace", ns), HaveField("Name", "svc"), HaveField("UID", svc.UID)))
+		g.Eventually(s.condition(g, a.Name, v1alpha1.ConditionAssociated), timeout, tick).Should(HaveField("Status", metav1.ConditionTrue))
+	}
+	g.Consistently(s.kit.Ingress(g, ns, "svc"), settle, tick).Should(ConsistOf(ips(addrs)))
+
+	s.kit.SetAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim, "")
+	g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(BeEmpty())
+	for _, a := range addrs {
+		g.Eventually(s.associatedTo(g, a.Name), timeout, tick).Should(BeNil())
+	}
+	s.held(g, addrs)
+	g.Expect(s.kit.StateOfClaim(g, ns, "web")()).To(HaveField("Phase", v1alpha1.ClaimBound), "detaching never releases")
+	s.noConflictReported(g, addrs)
+}
+
+// refused checks that svc is refused with a Warning AssociationRefused
+// whose note contains why, and never gets an address.
+func (s *suite) refused(g *WithT, svc *corev1.Service, why string) {
+	s.kit.Create(g, svc)
+	g.Eventually(s.kit.EventsAbout(g, svc, v1alpha1.EventAssociationRefused), timeout, tick).Should(ContainElement(ContainSubstring(why)))
+	g.Consistently(s.kit.Ingress(g, svc.Namespace, svc.Name), settle, tick).Should(BeEmpty())
+}
+
+// refuseOtherNamespace: a claim is looked up in the Service's own namespace
+// only.
+func refuseOtherNamespace(t *testing.T, g *WithT, s *suite) {
+	_, addrs := s.heldClaim(t, g, v1alpha1.IPv4)
+	other := s.kit.Namespace(t)
+	s.refused(g, b.Service(other, "svc", b.ForClaim("web")), "IPAddressClaim web not found in namespace "+other)
+	g.Expect(s.associatedTo(g, addrs[0].Name)()).To(BeNil())
+}
+
+// refuseNotBound: a Service naming a claim that waits for an address gets
+// nothing, and is told why.
+func refuseNotBound(t *testing.T, g *WithT, s *suite) {
+	ns := s.kit.Namespace(t)
+	v4, _ := s.h.Ranges()
+	class := s.class(t, g, v1alpha1.ReclaimRetain, smaller(v4, 32, 5))
+	s.claim(g, ns, "first", class, v1alpha1.IPv4)
+	s.bound(g, ns, "first")
+	s.claim(g, ns, "second", class, v1alpha1.IPv4)
+	g.Eventually(s.kit.StateOfClaim(g, ns, "second"), timeout, tick).Should(
+		HaveField("Reason", v1alpha1.ReasonWaitingForProvisioning))
+	s.refused(g, b.Service(ns, "svc", b.ForClaim("second")), "IPAddressClaim second is not Bound (phase Pending)")
+}
+
+// conflictOtherLoadBalancer: a Service that another load balancer gives a
+// bound address turns the address Conflict, with a Warning on each side;
+// the claim stays Bound, and once the Service goes the address is Bound and
+// held again.
+func conflictOtherLoadBalancer(t *testing.T, g *WithT, s *suite) {
+	ns, addrs := s.heldClaim(t, g, v1alpha1.IPv4)
+
+	thief := b.Service(ns, "thief", b.OfLoadBalancerClass("example.com/another-load-balancer"))
+	s.kit.Create(g, thief)
+	thief.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: addrs[0].Address}}
+	g.Expect(s.c.Status().Update(context.Background(), thief)).To(Succeed())
+
+	g.Eventually(s.kit.StateOfAddress(g, addrs[0].Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressConflict))
+	g.Expect(s.condition(g, addrs[0].Name, v1alpha1.ConditionConflict)()).To(And(
+		HaveField("Status", metav1.ConditionTrue), HaveField("Reason", driver.ReasonHeldByOther)))
+	g.Eventually(s.kit.EventsAbout(g, s.kit.Address(g, addrs[0].Name), v1alpha1.EventAddressConflict), timeout, tick).Should(
+		ContainElement(ContainSubstring(ns + "/thief")))
+	g.Eventually(s.kit.EventsAbout(g, thief, v1alpha1.EventAddressConflict), timeout, tick).Should(
+		ContainElement(ContainSubstring("claim " + ns + "/web")))
+	g.Expect(s.kit.StateOfClaim(g, ns, "web")()).To(HaveField("Phase", v1alpha1.ClaimBound), "a conflict takes no binding away")
+
+	g.Expect(s.c.Delete(context.Background(), thief)).To(Succeed())
+	g.Eventually(s.kit.StateOfAddress(g, addrs[0].Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressBound))
+	s.held(g, addrs)
+}
+
+// conflictHandPin: a Service an admin pins by hand to an address the
+// backend holds for a claim never gets it, and the backend says why on the
+// Service; the address stays Bound.
+func conflictHandPin(t *testing.T, g *WithT, s *suite, p HandPinner) {
+	ns, addrs := s.heldClaim(t, g, v1alpha1.IPv4)
+
+	svc := b.Service(ns, "pinned")
+	p.PinByHand(svc, netip.MustParseAddr(addrs[0].Address))
+	s.kit.Create(g, svc)
+	g.Eventually(s.kit.WarningsAbout(g, svc), timeout, tick).ShouldNot(BeEmpty(), "the backend reports the refusal")
+	g.Consistently(s.kit.Ingress(g, ns, "pinned"), settle, tick).ShouldNot(ContainElement(addrs[0].Address))
+	g.Expect(s.kit.StateOfAddress(g, addrs[0].Name)()).To(HaveField("Phase", v1alpha1.AddressBound))
+	s.held(g, addrs)
+}
+
+// teardown: once its claims, addresses and classes are deleted, the
+// backend keeps nothing, and no Service keeps a pin the driver wrote.
+func teardown(t *testing.T, g *WithT, s *suite) {
+	ns := s.kit.Namespace(t)
+	v4, v6 := s.h.Ranges()
+	deleting := s.class(t, g, v1alpha1.ReclaimDelete, smaller(v4, 29, 0), smaller(v6, 125, 0))
+	retaining := s.class(t, g, v1alpha1.ReclaimRetain, smaller(v4, 29, 1), smaller(v6, 125, 1))
+	s.claim(g, ns, "carried", deleting, v1alpha1.IPv4)
+	s.claim(g, ns, "dual", deleting, v1alpha1.Dual)
+	s.claim(g, ns, "kept", retaining, v1alpha1.Dual)
+	carried := s.bound(g, ns, "carried")
+	deleted, kept := append(carried, s.bound(g, ns, "dual")...), s.bound(g, ns, "kept")
+	s.held(g, append(deleted, kept...))
+	s.kit.Create(g, b.Service(ns, "svc", b.ForClaim("carried")))
+	g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(Equal(ips(carried)))
+
+	for _, n := range []string{"carried", "dual", "kept"} {
+		g.Expect(s.c.Delete(context.Background(), b.Claim(ns, n))).To(Succeed())
+	}
+	for _, a := range deleted {
+		g.Eventually(s.kit.Gone(b.Address(a.Name, "", "")), timeout, tick).Should(BeTrue(), "Delete: %s goes", a.Name)
+	}
+	// Retain: an admin deletes the Released addresses.
+	for _, a := range kept {
+		g.Eventually(s.kit.StateOfAddress(g, a.Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressReleased))
+		g.Expect(s.c.Delete(context.Background(), b.Address(a.Name, "", ""))).To(Succeed())
+		g.Eventually(s.kit.Gone(b.Address(a.Name, "", "")), timeout, tick).Should(BeTrue(), "Retain: %s goes once deleted", a.Name)
+	}
+	g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(BeEmpty())
+	g.Expect(s.kit.Service(g, ns, "svc").Annotations).NotTo(HaveKey(v1alpha1.AnnotationPinnedBy))
+	for _, class := range []string{deleting, retaining} {
+		g.Expect(s.c.Delete(context.Background(), b.Class(class, ""))).To(Succeed())
+		g.Eventually(s.kit.Gone(b.Class(class, "")), timeout, tick).Should(BeTrue())
+		g.Eventually(func() ([]string, error) { return s.h.Leftovers(context.Background(), s.c, class) }, timeout, tick).
+			Should(BeEmpty(), "nothing of class %s is left in the backend", class)
+	}
+}
+
+// crash: the driver is killed right after its n-th write of each step of a
+// claim's life (provisioning, association, dissociation, release), and a
+// new one started: each step completes, with no duplicate address and
+// nothing left behind.
+func crash(t *testing.T, g *WithT, s *suite, n int) {
+	ns := s.kit.Namespace(t)
+	v4, v6 := s.h.Ranges()
+	class := s.class(t, g, v1alpha1.ReclaimDelete, v4, v6)
+	killedDuring := func(act func()) {
+		s.driver.Stop()
+		k := testkit.NewKiller(n)
+		dying := s.h.StartDriver(t, k.Config(s.cfg))
+		k.Arm()
+		act()
+		select {
+		case <-k.Dead():
+		case <-time.After(killWait): // the step took fewer writes
+		}
+		dying.Stop()
+		t.Logf("killed after %v", k.Written())
+		s.driver = s.h.StartDriver(s.t, s.cfg)
+	}
+
+	killedDuring(func() { s.claim(g, ns, "web", class, v1alpha1.Dual) })
+	addrs := s.bound(g, ns, "web")
+	s.held(g, addrs)
+	claim := s.kit.Claim(g, ns, "web")
+	g.Consistently(func() int { return len(s.addressesOf(g, claim)) }, settle, tick).Should(Equal(2), "one address of each family, no more")
+
+	svc := b.Service(ns, "svc", b.ForClaim("web"), b.DualStack())
+	killedDuring(func() { s.kit.Create(g, svc) })
+	g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(ConsistOf(ips(addrs)))
+
+	killedDuring(func() { s.kit.SetAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim, "") })
+	g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(BeEmpty())
+	g.Eventually(func() map[string]string { return s.kit.Service(g, ns, "svc").Annotations }, timeout, tick).
+		ShouldNot(HaveKey(v1alpha1.AnnotationPinnedBy))
+	s.held(g, addrs)
+	s.noConflictReported(g, addrs)
+
+	killedDuring(func() { g.Expect(s.c.Delete(context.Background(), b.Claim(ns, "web"))).To(Succeed()) })
+	for _, a := range addrs {
+		g.Eventually(s.kit.Gone(b.Address(a.Name, "", "")), timeout, tick).Should(BeTrue())
+	}
+	g.Expect(s.c.Delete(context.Background(), b.Class(class, ""))).To(Succeed())
+	g.Eventually(func() ([]string, error) { return s.h.Leftovers(context.Background(), s.c, class) }, timeout, tick).Should(BeEmpty())
+}
+
+// addressesOf lists the IPAddresses bound to claim.
+func (s *suite) addressesOf(g *WithT, claim *v1alpha1.IPAddressClaim) []string {
+	list := &v1alpha1.IPAddressList{}
+	g.Expect(s.c.List(context.Background(), list)).To(Succeed())
+	var out []string
+	for _, a := range list.Items {
+		if ref := a.Spec.ClaimRef; ref != nil && ref.UID == claim.UID {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}

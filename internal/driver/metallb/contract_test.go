@@ -1,0 +1,95 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package metallb_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/netip"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver/drivertest"
+	"github.com/cozystack/address-controller/internal/driver/metallb"
+	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+	b "github.com/cozystack/address-controller/test/builder"
+	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/inprocess"
+)
+
+// TestContract runs the driver contract with the real MetalLB controller as
+// the allocator.
+func TestContract(t *testing.T) { drivertest.Run(t, testCluster.Config, contractHarness{}) }
+
+type contractHarness struct{}
+
+func (contractHarness) Provisioner() string { return provisioner }
+
+func (contractHarness) StartDriver(t *testing.T, cfg *rest.Config) *inprocess.Manager {
+	opts := metallb.Options{PlaceholderNamespace: placeholderNS, MetalLBNamespace: cluster.MetalLBNamespace}
+	opts.Driver.Concurrency = 4
+	return inprocess.Start(t, cfg, func(mgr ctrl.Manager) error { return metallb.Setup(mgr, opts) }, opts.ManagerOptions)
+}
+
+func (contractHarness) Ranges() (v4, v6 netip.Prefix) {
+	p4, p6 := freshRange()
+	return netip.MustParsePrefix(p4), netip.MustParsePrefix(p6)
+}
+
+func (contractHarness) Parameters(ranges ...netip.Prefix) string {
+	raw, _ := json.Marshal(map[string]any{"addresses": ranges})
+	return string(raw)
+}
+
+// Leftovers are the class's placeholders and rendered MetalLB objects.
+func (contractHarness) Leftovers(ctx context.Context, c client.Client, class string) ([]string, error) {
+	var out []string
+	phs := &corev1.ServiceList{}
+	if err := c.List(ctx, phs, client.InNamespace(placeholderNS), client.MatchingLabels{v1alpha1.LabelClass: class}); err != nil {
+		return nil, err
+	}
+	for _, s := range phs.Items {
+		out = append(out, "Service "+s.Namespace+"/"+s.Name)
+	}
+	for _, gvk := range []string{params.IPAddressPoolGVK.Kind, params.L2AdvertisementGVK.Kind, params.BGPAdvertisementGVK.Kind} {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(params.GroupVersion.WithKind(gvk + "List"))
+		if err := c.List(ctx, list, client.InNamespace(cluster.MetalLBNamespace), client.MatchingLabels{v1alpha1.LabelClass: class}); err != nil {
+			return nil, err
+		}
+		for _, o := range list.Items {
+			out = append(out, gvk+" "+o.GetNamespace()+"/"+o.GetName())
+		}
+	}
+	return out, nil
+}
+
+// PinByHand writes metallb.io/loadBalancerIPs, as an admin would.
+func (contractHarness) PinByHand(svc *corev1.Service, ips ...netip.Addr) {
+	s := make([]string, len(ips))
+	for i, ip := range ips {
+		s[i] = ip.String()
+	}
+	b.PinnedByHand(strings.Join(s, ","))(svc)
+}
