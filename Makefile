@@ -62,7 +62,7 @@ vet: ## Run go vet against code (the end-to-end specs included).
 
 # The binaries the tests run, from the tool targets.
 TEST_ENV = KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
-	PROMETHEUS_OPERATOR_CRDS="$(PROMETHEUS_OPERATOR_CRDS)"
+	CILIUM_ASSETS="$(CILIUM_ASSETS)" PROMETHEUS_OPERATOR_CRDS="$(PROMETHEUS_OPERATOR_CRDS)"
 
 .PHONY: test
 test: verify-generated fmt vet control-plane helm kubebuilder prometheus-operator-crds ## Run every test: unit, integration and end-to-end (local harness), on the local control plane.
@@ -273,6 +273,7 @@ KUBERNETES_VERSION := $(call toolver,kube,k8s.io/kubernetes)
 ETCD_VERSION := $(call toolver,etcd,go.etcd.io/etcd/server/v3)
 METALLB_VERSION := $(call toolver,metallb,go.universe.tf/metallb)
 CAPI_IPAM_VERSION := $(call toolver,capi-ipam,sigs.k8s.io/cluster-api-ipam-provider-in-cluster)
+CILIUM_VERSION := $(call toolver,cilium,github.com/cilium/cilium)
 CAPI_VERSION := $(call toolver,capi-ipam,sigs.k8s.io/cluster-api)
 PROMETHEUS_OPERATOR_VERSION := $(call toolver,prometheus-operator,github.com/prometheus-operator/prometheus-operator)
 GOLANGCI_LINT_VERSION := $(call toolver,golangci-lint,github.com/golangci/golangci-lint/v2)
@@ -294,6 +295,7 @@ ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)-$(shell go env GOOS)-$(
 KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
 METALLB_ASSETS := $(LOCALBIN)/metallb/$(METALLB_VERSION)
 CAPI_IPAM_ASSETS := $(LOCALBIN)/capi-ipam/$(CAPI_IPAM_VERSION)
+CILIUM_ASSETS := $(LOCALBIN)/cilium/$(CILIUM_VERSION)
 PROMETHEUS_OPERATOR_CRDS := $(LOCALBIN)/prometheus-operator/$(PROMETHEUS_OPERATOR_VERSION)/crds
 KUBEBUILDER_ASSETS = $(shell "$(ENVTEST)" use $(ENVTEST_K8S_VERSION) --bin-dir "$(LOCALBIN)" -i -p path)
 
@@ -308,13 +310,14 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBERNETES_VERSION
 	-X k8s.io/client-go/pkg/version.gitMinor=$(word 2,$(subst ., ,$(ENVTEST_K8S_VERSION)))
 
 # build-tool builds package $(3) of tools module hack/tools/$(2) into $(1),
-# with linker flags $(4), unless $(1) exists already.
+# with linker flags $(4) and extra go build flags $(5), unless $(1) exists
+# already.
 define build-tool
 @[ -x "$(1)" ] || { \
 set -e; \
 echo "Building $(notdir $(1)) from hack/tools/$(2)"; \
 mkdir -p "$(dir $(1))"; \
-cd "$(TOOLS_DIR)/$(2)" && go build -ldflags '$(4)' -o "$(1).partial" $(3); \
+cd "$(TOOLS_DIR)/$(2)" && go build $(5) -ldflags '$(4)' -o "$(1).partial" $(3); \
 mv "$(1).partial" "$(1)"; \
 }
 endef
@@ -399,6 +402,25 @@ $(CAPI_IPAM_ASSETS)/crds:
 	chmod u+w "$@.partial"/*.yaml
 	mv "$@.partial" "$@"
 
+# The Cilium operator with LB-IPAM, the second allocator a driver is tested
+# against, and the CRDs of the Cilium release it is built from (the operator
+# also creates them itself when run with --skip-crd-creation=false). Cilium
+# builds its operator without cgo; the tags pick the Kubernetes IPAM provider.
+CILIUM_OPERATOR_TAGS := ipam_provider_operator,osusergo
+
+.PHONY: cilium
+cilium: $(CILIUM_ASSETS)/cilium-operator $(CILIUM_ASSETS)/crds ## Build the Cilium operator (LB-IPAM) and copy the Cilium CRDs locally if necessary.
+$(CILIUM_ASSETS)/cilium-operator: export CGO_ENABLED = 0
+$(CILIUM_ASSETS)/cilium-operator:
+	$(call build-tool,$@,cilium,github.com/cilium/cilium/operator,-X github.com/cilium/cilium/pkg/version.ciliumVersion=$(CILIUM_VERSION:v%=%),-tags $(CILIUM_OPERATOR_TAGS))
+$(CILIUM_ASSETS)/crds:
+	@mkdir -p "$@.partial"
+	cd "$(TOOLS_DIR)/cilium" && go mod download github.com/cilium/cilium && \
+		dir="$$(go list -m -f '{{.Dir}}' github.com/cilium/cilium)/pkg/k8s/apis/cilium.io/client/crds" && \
+		cp "$$dir"/v2/*.yaml "$$dir"/v2alpha1/*.yaml "$@.partial/"
+	chmod u+w "$@.partial"/*.yaml
+	mv "$@.partial" "$@"
+
 .PHONY: prometheus-operator-crds
 prometheus-operator-crds: $(PROMETHEUS_OPERATOR_CRDS) ## Copy the Prometheus Operator's ServiceMonitor and PrometheusRule CRDs locally if necessary (the chart tests apply them).
 $(PROMETHEUS_OPERATOR_CRDS):
@@ -414,7 +436,7 @@ $(PROMETHEUS_OPERATOR_CRDS):
 control-plane: envtest metallb $(addprefix $(ENVTEST_ASSETS)/,etcd kube-apiserver kube-controller-manager kubectl) ## Build the local control plane (etcd, kube-apiserver, kube-controller-manager, kubectl, MetalLB) if necessary.
 
 .PHONY: tools
-tools: controller-gen kubebuilder helm helm-docs golangci-lint control-plane prometheus-operator-crds capi-ipam ## Build every pinned tool.
+tools: controller-gen kubebuilder helm helm-docs golangci-lint control-plane prometheus-operator-crds capi-ipam cilium ## Build every pinned tool.
 
 .PHONY: golangci-lint
 golangci-lint: $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)-logcheck-$(LOGCHECK_VERSION) ## Build golangci-lint, with the logcheck plugin linked in, locally if necessary.

@@ -69,16 +69,33 @@ type Assets struct {
 	KubeDir string
 	// MetalLBDir holds the MetalLB controller binary and its crds/ folder.
 	MetalLBDir string
+	// CiliumDir holds the Cilium operator binary and Cilium's crds/ folder;
+	// empty when `make cilium` has not built them (only Cilium tests need
+	// them).
+	CiliumDir string
 	// CRDDir holds this project's CRDs.
 	CRDDir string
+}
+
+// CiliumOperator is the path of the Cilium operator binary, or "" when no
+// build was found.
+func (a Assets) CiliumOperator() string {
+	if a.CiliumDir == "" {
+		return ""
+	}
+	p := filepath.Join(a.CiliumDir, "cilium-operator")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
 }
 
 // Kubectl is the path of the pinned kubectl.
 func (a Assets) Kubectl() string { return filepath.Join(a.KubeDir, "kubectl") }
 
-// FindAssets takes KUBEBUILDER_ASSETS and METALLB_ASSETS from the environment
-// (the Makefile sets both) and otherwise looks in the repository's bin/, where
-// `make control-plane` builds them.
+// FindAssets takes KUBEBUILDER_ASSETS, METALLB_ASSETS and CILIUM_ASSETS from
+// the environment (the Makefile sets them) and otherwise looks in the
+// repository's bin/, where `make control-plane` and `make cilium` build them.
 func FindAssets() (Assets, error) {
 	root, err := RepoRoot()
 	if err != nil {
@@ -87,6 +104,7 @@ func FindAssets() (Assets, error) {
 	a := Assets{
 		KubeDir:    os.Getenv("KUBEBUILDER_ASSETS"),
 		MetalLBDir: os.Getenv("METALLB_ASSETS"),
+		CiliumDir:  os.Getenv("CILIUM_ASSETS"),
 		CRDDir:     filepath.Join(root, "config", "crd", "bases"),
 	}
 	if a.KubeDir == "" {
@@ -98,6 +116,10 @@ func FindAssets() (Assets, error) {
 		if a.MetalLBDir, err = onlyMatch(filepath.Join(root, "bin", "metallb", "*")); err != nil {
 			return Assets{}, err
 		}
+	}
+	if a.CiliumDir == "" {
+		// Optional: a missing build fails StartCilium, not every cluster.
+		a.CiliumDir, _ = onlyMatch(filepath.Join(root, "bin", "cilium", "*"))
 	}
 	for _, p := range []string{
 		filepath.Join(a.KubeDir, "etcd"),

@@ -58,6 +58,9 @@ type Options struct {
 	// KeepDir leaves the cluster's folder (logs, etcd data) after Stop.
 	// The environment variable CLUSTER_KEEP_DIR=1 does the same.
 	KeepDir bool
+	// WithCilium starts the Cilium operator with LB-IPAM (see StartCilium);
+	// combine it with WithoutMetalLB.
+	WithCilium bool
 	// ExtraCRDDirs are folders of further CRDs to install beside this
 	// project's and MetalLB's (a benchmark's own test kinds, say).
 	ExtraCRDDirs []string
@@ -79,6 +82,7 @@ type Cluster struct {
 	watchdog *watchdog
 	kcm      *process
 	metallb  *process
+	cilium   *process
 	// metallbMetrics is the URL of the MetalLB controller's metrics.
 	metallbMetrics string
 }
@@ -128,6 +132,11 @@ func Start(opts Options) (c *Cluster, err error) {
 	}
 	if !opts.WithoutMetalLB {
 		if err := c.StartMetalLB(); err != nil {
+			return c, err
+		}
+	}
+	if opts.WithCilium {
+		if err := c.StartCilium(); err != nil {
 			return c, err
 		}
 	}
@@ -326,6 +335,9 @@ func (c *Cluster) Keep() { c.opts.KeepDir = true }
 // Stop stops every process and removes the cluster's folder.
 func (c *Cluster) Stop() error {
 	var errs []error
+	if c.cilium != nil {
+		errs = append(errs, c.cilium.stop())
+	}
 	if c.metallb != nil {
 		errs = append(errs, c.metallb.stop())
 	}

@@ -19,7 +19,8 @@ limitations under the License.
 // envtest's etcd and kube-apiserver (dual-stack, with service ranges large
 // enough for tens of thousands of Services), kube-controller-manager running
 // the garbage collector and namespace controllers, MetalLB's CRDs, and the
-// MetalLB controller process.
+// MetalLB controller process; on request, the Cilium operator with LB-IPAM
+// alone, out of cluster (it creates Cilium's CRDs itself).
 //
 // A watchdog process kills everything the cluster started when the process
 // that started it dies, however it dies, so a failed or interrupted test
