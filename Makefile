@@ -57,8 +57,8 @@ fmt: ## Run go fmt against code.
 	go fmt ./...
 
 .PHONY: vet
-vet: ## Run go vet against code (the end-to-end specs included).
-	go vet -tags=e2e ./...
+vet: ## Run go vet against code (the end-to-end specs and the Cilium recordings included).
+	go vet -tags=e2e,cilium ./...
 
 # The binaries the tests run, from the tool targets.
 TEST_ENV = KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
@@ -193,6 +193,10 @@ CHAOS_OUT ?= bin/chaos.json
 chaos: manifests control-plane ## SIGKILL both replicas of each manager and MetalLB under a workload; check no address is held twice, leaked or lost (see docs/chaos.md).
 	KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
 		go run ./test/chaos -presets $(CHAOS_PRESETS) -out $(CHAOS_OUT) $(CHAOS_ARGS)
+
+.PHONY: test-cilium
+test-cilium: control-plane cilium ## Record what Cilium's LB-IPAM does, against the real Cilium operator (not in make test: the operator takes 4 to 18 minutes to build).
+	$(TEST_ENV) go test -tags=cilium ./internal/driver/cilium/ -count=1 -timeout 20m
 
 .PHONY: chaos-short
 chaos-short: manifests control-plane ## The small chaos run (80 claims, 45 s of kills) alone; make test runs it too.
