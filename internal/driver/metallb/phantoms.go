@@ -151,6 +151,9 @@ func (r *PhantomReconciler) bury(ctx context.Context, name, why string) error {
 	if !r.buried.begin(types.UID(name), time.Now()) {
 		return nil
 	}
+	// MetalLB missed that deletion: it has been ignoring single events, and
+	// may still be. The driver asks before it changes anything else.
+	r.live.distrust()
 	ts := &corev1.Service{}
 	ts.Namespace, ts.Name = key.Namespace, key.Name
 	ts.Labels = map[string]string{params.LabelManagedBy: params.ManagedByValue, v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderTombstone}
@@ -225,9 +228,11 @@ func (b *Backend) setupPhantoms(mgr ctrl.Manager) error {
 	refusals := predicate.NewTypedPredicateFuncs(func(ev *corev1.Event) bool {
 		return ev.Reason == reasonAllocationFailed && ev.InvolvedObject.Kind == "Service"
 	})
+	parking := driver.NewParking(b)
 	if err := ctrl.NewControllerManagedBy(mgr).Named("phantom").
 		WatchesRawSource(source.Kind(events, &corev1.Event{}, &handler.TypedEnqueueRequestForObject[*corev1.Event]{}, refusals)).
-		Complete(&PhantomReconciler{Backend: b, events: events}); err != nil {
+		WatchesRawSource(parking.Source()).
+		Complete(parking.Wrap(&PhantomReconciler{Backend: b, events: events})); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("tombstone").
