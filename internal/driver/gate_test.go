@@ -126,7 +126,9 @@ func TestNoGateNoParking(t *testing.T) {
 		t.Fatal("no gate, no parking")
 	}
 	var p *Parking
-	r := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, ErrNotReady })
+	r := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+		return reconcile.Result{}, ErrNotReady
+	})
 	if _, err := p.Wrap(r).Reconcile(context.Background(), reconcile.Request{}); !errors.Is(err, ErrNotReady) {
 		t.Fatalf("without a gate the error stands, got %v", err)
 	}

@@ -151,9 +151,6 @@ func (r *PhantomReconciler) bury(ctx context.Context, name, why string) error {
 	if !r.buried.begin(types.UID(name), time.Now()) {
 		return nil
 	}
-	// MetalLB missed that deletion: it has been ignoring single events, and
-	// may still be. The driver asks before it changes anything else.
-	r.live.distrust()
 	ts := &corev1.Service{}
 	ts.Namespace, ts.Name = key.Namespace, key.Name
 	ts.Labels = map[string]string{params.LabelManagedBy: params.ManagedByValue, v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderTombstone}
@@ -174,6 +171,9 @@ func (r *PhantomReconciler) bury(ctx context.Context, name, why string) error {
 	}
 	log.FromContext(ctx).Info("MetalLB refused an address for a placeholder that no longer exists; made a tombstone so that it lets the address go",
 		"placeholder", name, "refusal", why)
+	// MetalLB missed that deletion: it has been ignoring single events, and
+	// may still be. The driver asks before it changes anything else.
+	r.live.distrust()
 	r.metrics.tombstones.Inc()
 	return nil
 }
