@@ -85,8 +85,9 @@ func TestNoReleaseWhileMetalLBIgnoresSingleEvents(t *testing.T) {
 	g.Expect(tombstones()).To(Equal(made))
 }
 
-// trust is how long this file's drivers trust MetalLB's prompt answer: short,
-// so that the driver asks again after MetalLB restarts.
+// trust is how long this file's drivers trust an answer from MetalLB's
+// single events: short, so that the driver asks again after MetalLB
+// restarts.
 const trust = time.Second
 
 // driverSeries reads an unlabelled series of the driver's metrics (the
