@@ -54,8 +54,7 @@ func (g *shutGate) open() {
 // is no error and no retry; it is queued again once, when the gate opens,
 // and only then.
 func TestParkedPassesRunAgainWhenTheGateOpens(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	gate := &shutGate{opened: make(chan struct{})}
 	p := NewParking(struct {
 		Gate

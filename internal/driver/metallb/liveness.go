@@ -58,6 +58,11 @@ const probes = 5
 // probes.
 const annotationProbeAsked = "local.sdn.cozystack.io/probe-asked"
 
+// probePool is the value of MetalLB's ip-allocated-from-pool annotation
+// that asks: MetalLB removes the annotation from a Service that is no
+// LoadBalancer whenever it handles it.
+const probePool = "probe"
+
 // How long things last.
 const (
 	// defaultTrust is how long an answer from single events is trusted,
@@ -211,7 +216,7 @@ func (l *liveness) write(ctx context.Context, name, stamp string) error {
 		probe = &corev1.Service{}
 		probe.Namespace, probe.Name = l.ns, name
 		probe.Labels = map[string]string{params.LabelManagedBy: params.ManagedByValue}
-		probe.Annotations = map[string]string{annotationAllocatedFromPool: "probe", annotationProbeAsked: stamp}
+		probe.Annotations = map[string]string{annotationAllocatedFromPool: probePool, annotationProbeAsked: stamp}
 		probe.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone,
 			Ports: []corev1.ServicePort{{Name: "probe", Port: placeholderPort, Protocol: corev1.ProtocolTCP}}}
 		return l.client.Create(ctx, probe)
@@ -223,7 +228,7 @@ func (l *liveness) write(ctx context.Context, name, stamp string) error {
 	if probe.Annotations == nil {
 		probe.Annotations = map[string]string{}
 	}
-	probe.Annotations[annotationAllocatedFromPool] = "probe"
+	probe.Annotations[annotationAllocatedFromPool] = probePool
 	probe.Annotations[annotationProbeAsked] = stamp
 	return l.client.Patch(ctx, probe, client.MergeFrom(orig))
 }
