@@ -45,6 +45,8 @@ type base struct {
 	// retrier asks the backend again for a pin it refused; nil where the
 	// backend retries by itself.
 	retrier Retrier
+	// gate says when the backend may be changed; nil where it always may.
+	gate Gate
 	// carrierFinalizer keeps a Service that carries addresses by a shared
 	// handoff until the hold is back.
 	carrierFinalizer string

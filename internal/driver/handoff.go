@@ -361,6 +361,12 @@ func (d *base) dropFinalizer(ctx context.Context, svc *corev1.Service) error {
 	if !controllerutil.ContainsFinalizer(svc, d.carrierFinalizer) {
 		return nil
 	}
+	// The Service goes with its finalizer: the backend must hear of it.
+	if d.gate != nil {
+		if err := d.gate.Ready(ctx); err != nil {
+			return err
+		}
+	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
 		"$deleteFromPrimitiveList/finalizers": []string{d.carrierFinalizer}}})
 	if err != nil {

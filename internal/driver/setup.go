@@ -92,6 +92,7 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 		d.sharer = s
 	}
 	d.retrier, _ = backend.(Retrier)
+	d.gate, _ = backend.(Gate)
 	if err := d.metrics.countAddresses(ctx, mgr); err != nil {
 		return err
 	}
@@ -108,7 +109,7 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(d.pendingClaimsOfClass),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		WithOptions(copts)
-	if err := addWatches(claims, w.Claims).Complete(manager.RetryConflicts(&ClaimReconciler{base: d})); err != nil {
+	if err := parked(addWatches(claims, w.Claims), backend, &ClaimReconciler{base: d}); err != nil {
 		return fmt.Errorf("setting up the claim controller: %w", err)
 	}
 
@@ -117,7 +118,7 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 		Watches(&corev1.Service{}, serviceToAddresses(d)).
 		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(d.addressesOfClaim)).
 		WithOptions(copts)
-	if err := addWatches(addresses, w.Addresses).Complete(manager.RetryConflicts(&AddressReconciler{base: d})); err != nil {
+	if err := parked(addWatches(addresses, w.Addresses), backend, &AddressReconciler{base: d}); err != nil {
 		return fmt.Errorf("setting up the ipaddress controller: %w", err)
 	}
 
@@ -127,7 +128,7 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(d.servicesOfAddress), builder.WithPredicates(changed(associationOf))).
 		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(d.servicesOfClaim)).
 		WithOptions(copts)
-	if err := addWatches(services, w.Services).Complete(manager.RetryConflicts(&ServiceReconciler{base: d})); err != nil {
+	if err := parked(addWatches(services, w.Services), backend, &ServiceReconciler{base: d}); err != nil {
 		return fmt.Errorf("setting up the service controller: %w", err)
 	}
 
@@ -146,6 +147,16 @@ func addWatches(b *builder.Builder, ws []Watch) *builder.Builder {
 		b = b.Watches(w.Object, w.Handler, builder.WithPredicates(w.Predicates...))
 	}
 	return b
+}
+
+// parked completes a controller whose passes may change the backend: the
+// passes the backend's Gate turns away run again once it opens.
+func parked(b *builder.Builder, backend Backend, r reconcile.Reconciler) error {
+	p := NewParking(backend)
+	if p != nil {
+		b = b.WatchesRawSource(p.Source())
+	}
+	return b.Complete(manager.RetryConflicts(p.Wrap(r)))
 }
 
 func eventSource(provisioner string) string {

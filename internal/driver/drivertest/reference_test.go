@@ -299,27 +299,30 @@ func (r *reference) Unhold(_ context.Context, a *v1alpha1.IPAddress) (bool, erro
 	return true, nil
 }
 
-// Pin writes the pin and its marker, then gives the Service the addresses.
+// Pin gives the Service the addresses, then writes the pin and its marker:
+// a driver that dies between the two finds the Service unpinned and pins it
+// again, whereas a pin written first would be taken for done and the
+// addresses never given (this backend gives them only here).
 func (r *reference) Pin(ctx context.Context, svc *corev1.Service, addrs []netip.Addr, opts driver.PinOptions) error {
-	value := joinAddrs(addrs)
+	r.mu.Lock()
+	delete(r.releasing, svc.UID)
+	r.mu.Unlock()
 	orig := svc.DeepCopy()
+	svc.Status.LoadBalancer.Ingress = nil
+	for _, ip := range addrs {
+		svc.Status.LoadBalancer.Ingress = append(svc.Status.LoadBalancer.Ingress, corev1.LoadBalancerIngress{IP: ip.String()})
+	}
+	if err := r.Status().Patch(ctx, svc, client.MergeFrom(orig)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	value := joinAddrs(addrs)
+	orig = svc.DeepCopy()
 	metav1.SetMetaDataAnnotation(&svc.ObjectMeta, annotationPin, value)
 	metav1.SetMetaDataAnnotation(&svc.ObjectMeta, v1alpha1.AnnotationPinnedBy, value)
 	if opts.Finalizer != "" {
 		controllerutil.AddFinalizer(svc, opts.Finalizer)
 	}
-	if err := r.Patch(ctx, svc, client.MergeFrom(orig)); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	r.mu.Lock()
-	delete(r.releasing, svc.UID)
-	r.mu.Unlock()
-	orig = svc.DeepCopy()
-	svc.Status.LoadBalancer.Ingress = nil
-	for _, ip := range addrs {
-		svc.Status.LoadBalancer.Ingress = append(svc.Status.LoadBalancer.Ingress, corev1.LoadBalancerIngress{IP: ip.String()})
-	}
-	return client.IgnoreNotFound(r.Status().Patch(ctx, svc, client.MergeFrom(orig)))
+	return client.IgnoreNotFound(r.Patch(ctx, svc, client.MergeFrom(orig)))
 }
 
 // Unpin takes the addresses back from the Service, then withdraws the pin

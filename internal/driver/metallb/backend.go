@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -31,6 +32,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	crmanager "sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -51,6 +54,11 @@ type Options struct {
 	MetalLBNamespace string
 	// Driver tunes the backend-agnostic controllers.
 	Driver driver.Options
+	// TrustMetalLBFor is how long the driver trusts MetalLB's prompt answer
+	// that it handles single Service events before asking again (see
+	// liveness); 0 means 10 s. Tests set it long to act as though MetalLB
+	// had stopped within that time.
+	TrustMetalLBFor time.Duration
 }
 
 // BindFlags registers the options on fs.
@@ -133,6 +141,8 @@ type Backend struct {
 	contests contests
 	secret   *secret
 	recorder recorder.EventRecorder
+	// live is the gate: Client fails writes to Services while it is shut.
+	live *liveness
 }
 
 // Setup registers the MetalLB driver on mgr.
@@ -141,7 +151,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("the placeholder and MetalLB namespaces must be set")
 	}
 	ctx := context.Background()
-	b := &Backend{Client: mgr.GetClient(), opts: opts, metrics: newMetrics(), params: map[string]decodedParams{},
+	m := newMetrics()
+	live := newLiveness(mgr.GetClient(), opts.PlaceholderNamespace, opts.TrustMetalLBFor, m)
+	b := &Backend{Client: gatedClient{Client: mgr.GetClient(), gate: live}, live: live, opts: opts, metrics: m,
+		params:   map[string]decodedParams{},
 		secret:   &secret{reader: mgr.GetAPIReader(), ns: opts.PlaceholderNamespace},
 		recorder: mgr.GetEventRecorder(v1alpha1.ProvisionerMetalLB)}
 	if err := b.setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
@@ -153,13 +166,29 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := driver.Setup(mgr, b, opts.Driver); err != nil {
 		return err
 	}
+	// The leader asks once at its start, so that the readiness metric
+	// reads true from then on.
+	if err := mgr.Add(crmanager.RunnableFunc(func(ctx context.Context) error {
+		if err := live.ask(ctx); err != nil {
+			log.FromContext(ctx).Error(err, "Asking MetalLB whether it handles single Service events")
+		}
+		<-ctx.Done()
+		return nil
+	})); err != nil {
+		return err
+	}
+	if err := b.setupProbe(mgr); err != nil {
+		return err
+	}
 	if err := b.setupPhantoms(mgr); err != nil {
 		return err
 	}
+	parking := driver.NewParking(b)
 	return ctrl.NewControllerManagedBy(mgr).Named("placeholder").
 		For(&corev1.Service{}, builder.WithPredicates(predicate.NewPredicateFuncs(b.isAllocation))).
 		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(b.allocationsOfClaim)).
-		Complete(manager.RetryConflicts(&OrphanReconciler{Backend: b}))
+		WatchesRawSource(parking.Source()).
+		Complete(manager.RetryConflicts(parking.Wrap(&OrphanReconciler{Backend: b})))
 }
 
 // Provisioner is the MetalLB driver's name.

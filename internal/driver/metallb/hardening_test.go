@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/testkit"
 )
@@ -77,7 +78,8 @@ func allocationsOf(g Gomega, claim *v1alpha1.IPAddressClaim) func() []string {
 // by the core. Its allocation placeholder goes, so that MetalLB, back, gives
 // no address to a placeholder the ledger would never record.
 func TestAnAllocationNothingNeedsGoes(t *testing.T) {
-	startBoth(t)
+	startCore(t)
+	startTrustingDriver(t, driver.HandoffAuto)
 	g := NewWithT(t)
 	ns := kit.Namespace(t)
 	class, v4, _ := metallbClass(t, g, false)

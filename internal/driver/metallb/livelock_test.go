@@ -41,7 +41,7 @@ import (
 // the Service must get it, and the Pending claim another one.
 func TestARefusedPinWinsOverAPendingClaim(t *testing.T) {
 	startCore(t)
-	drv := startDriverWith(t, driver.HandoffGap)
+	drv := startTrustingDriver(t, driver.HandoffGap)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := kit.Namespace(t)

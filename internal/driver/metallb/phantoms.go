@@ -171,6 +171,9 @@ func (r *PhantomReconciler) bury(ctx context.Context, name, why string) error {
 	}
 	log.FromContext(ctx).Info("MetalLB refused an address for a placeholder that no longer exists; made a tombstone so that it lets the address go",
 		"placeholder", name, "refusal", why)
+	// MetalLB missed that deletion: it has been ignoring single events, and
+	// may still be. The driver asks before it changes anything else.
+	r.live.distrust()
 	r.metrics.tombstones.Inc()
 	return nil
 }
@@ -225,9 +228,11 @@ func (b *Backend) setupPhantoms(mgr ctrl.Manager) error {
 	refusals := predicate.NewTypedPredicateFuncs(func(ev *corev1.Event) bool {
 		return ev.Reason == reasonAllocationFailed && ev.InvolvedObject.Kind == "Service"
 	})
+	parking := driver.NewParking(b)
 	if err := ctrl.NewControllerManagedBy(mgr).Named("phantom").
 		WatchesRawSource(source.Kind(events, &corev1.Event{}, &handler.TypedEnqueueRequestForObject[*corev1.Event]{}, refusals)).
-		Complete(&PhantomReconciler{Backend: b, events: events}); err != nil {
+		WatchesRawSource(parking.Source()).
+		Complete(parking.Wrap(&PhantomReconciler{Backend: b, events: events})); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("tombstone").

@@ -24,7 +24,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/common/expfmt"
@@ -51,68 +50,87 @@ import (
 // afterwards, under no sharing key, is refused at first, but must get the
 // address: the driver makes MetalLB let the phantom go.
 func TestAReleaseMetalLBWouldIgnoreIsNotLost(t *testing.T) {
-	startBoth(t)
+	startCore(t)
+	running := startDriver(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns, class, v4, addr := claimedAndHeld(t, g, b.ClassReclaim(v1alpha1.ReclaimDelete))
 	hold := placeholders(g, addr.Name)()
 	g.Expect(hold).To(HaveLen(1))
+	lift := ignoringSingleEvents(t, g, ns, strings.TrimSuffix(v4, "0/28")+"14")
+	pool := params.PoolName(class)
 
-	// A Service whose status MetalLB may not write keeps every full pass of
-	// MetalLB failing, and so its single events ignored.
-	unwritable(t, g, ns, "poison")
+	// The driver stops the claim's release while MetalLB ignores single
+	// events, so the hold is deleted behind its back: by hand, with the
+	// driver down, and the address's driver finalizer with it.
+	running.Stop()
+	g.Expect(k8s.Delete(ctx, kit.Claim(g, ns, "web"))).To(Succeed())
+	g.Expect(k8s.Delete(ctx, b.Service(placeholderNS, hold[0]))).To(Succeed())
+	g.Eventually(func() error {
+		a := &v1alpha1.IPAddress{}
+		if err := k8s.Get(ctx, client.ObjectKey{Name: addr.Name}, a); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		orig := a.DeepCopy()
+		a.Finalizers = slices.DeleteFunc(a.Finalizers, func(f string) bool { return strings.HasPrefix(f, provisioner) })
+		return k8s.Patch(ctx, a, client.MergeFrom(orig))
+	}, timeout, tick).Should(Succeed())
+	g.Eventually(kit.Gone(&v1alpha1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: addr.Name}}), timeout, tick).Should(BeTrue())
+	g.Eventually(kit.Gone(b.Service(placeholderNS, hold[0])), timeout, tick).Should(BeTrue())
+	startDriver(t)
+
+	// A Service pinned to the address under no sharing key is refused, in
+	// MetalLB's next full pass, for the phantom.
+	kit.Create(g, b.Service(ns, "after", b.PinnedByHand(addr.Address), b.Port(80)))
+	nudge := unrelatedPool(t, g)
+	g.Eventually(func() []string {
+		return serviceEvents(g, ns, "after")
+	}, timeout, tick).Should(ContainElement(ContainSubstring("address also in use by "+placeholderNS+"/"+hold[0])),
+		"MetalLB refuses it first, for the phantom")
+
+	// Once MetalLB handles single events again, the driver makes it let the
+	// phantom go, and the Service gets the address.
+	lift()
+	orig := nudge.DeepCopy()
+	g.Expect(unstructured.SetNestedField(nudge.Object, true, "spec", "avoidBuggyIPs")).To(Succeed())
+	g.Expect(k8s.Patch(ctx, nudge, client.MergeFrom(orig))).To(Succeed())
+	g.Eventually(ingressOf(g, ns, "after"), timeout, tick).Should(Equal([]string{addr.Address}), func() string {
+		return fmt.Sprintf("MetalLB's word on it: %v", serviceEvents(g, ns, "after"))
+	})
+	g.Expect(metallbSeries(g, "metallb_allocator_addresses_in_use_total", "pool", pool)()).To(Equal(2.0), "the poison and the pinned Service")
+	g.Eventually(kit.Gone(b.Service(placeholderNS, hold[0])), timeout, tick).Should(BeTrue(), "the tombstone goes once MetalLB handled it")
+}
+
+// ignoringSingleEvents makes MetalLB ignore the events of single Services
+// until lift is called: a Service pinned to spare whose status MetalLB may
+// not write makes every full pass fail, and MetalLB starts again. It returns
+// once a pass failed.
+func ignoringSingleEvents(t *testing.T, g Gomega, ns, spare string) (lift func()) {
+	ctx := context.Background()
+	lift = unwritable(t, g, ns, "poison")
 	kit.Create(g, b.Service(ns, "poison", b.ClusterIPOnly()))
 	g.Eventually(func() error {
 		return k8s.Status().Update(ctx, kit.Service(g, ns, "poison"))
 	}, timeout, tick).Should(Satisfy(func(err error) bool { return apierrors.IsInvalid(err) || apierrors.IsForbidden(err) }),
 		"the policy is in force")
-	spare := strings.TrimSuffix(v4, "0/28") + "14"
 	poison := kit.Service(g, ns, "poison")
 	orig := poison.DeepCopy()
 	poison.Spec.Type = corev1.ServiceTypeLoadBalancer
 	poison.Annotations = map[string]string{"metallb.io/loadBalancerIPs": spare}
 	g.Expect(k8s.Patch(ctx, poison, client.MergeFrom(orig))).To(Succeed())
 
-	// MetalLB starts again and loads the hold and the poison in a full pass
-	// that fails.
 	failedPasses := metallbLogLines(g, "reprocessAll", "failed to handle service, retry", ns+"/poison")
 	before := failedPasses()
 	g.Expect(testCluster.StopMetalLB()).To(Succeed())
 	g.Expect(testCluster.StartMetalLB()).To(Succeed())
-	pool := params.PoolName(class)
-	g.Eventually(metallbSeries(g, "metallb_allocator_addresses_in_use_total", "pool", pool), timeout, tick).Should(Equal(2.0))
 	g.Eventually(failedPasses, timeout, tick).Should(BeNumerically(">", before))
-
-	// The claim goes, and its address with it: the hold is deleted while
-	// MetalLB ignores single events. A change of MetalLB's configuration
-	// makes it run a full pass at once (which fails again, on the poison).
-	g.Expect(k8s.Delete(ctx, kit.Claim(g, ns, "web"))).To(Succeed())
-	g.Eventually(kit.Gone(&v1alpha1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: addr.Name}}), timeout, tick).Should(BeTrue())
-	g.Eventually(kit.Gone(b.Service(placeholderNS, hold[0])), timeout, tick).Should(BeTrue())
-	nudge := unrelatedPool(t, g)
-
-	// A Service pinned to the address under no sharing key gets it in a
-	// later full pass: nothing that is gone still has it.
-	kit.Create(g, b.Service(ns, "after", b.PinnedByHand(addr.Address), b.Port(80)))
-	round := 0
-	g.Eventually(func() []string {
-		round++
-		orig := nudge.DeepCopy()
-		g.Expect(unstructured.SetNestedField(nudge.Object, round%2 == 0, "spec", "avoidBuggyIPs")).To(Succeed())
-		g.Expect(k8s.Patch(ctx, nudge, client.MergeFrom(orig))).To(Succeed())
-		return ingressOf(g, ns, "after")()
-	}, timeout, time.Second).Should(Equal([]string{addr.Address}), func() string {
-		return fmt.Sprintf("MetalLB's word on it: %v", serviceEvents(g, ns, "after"))
-	})
-	g.Expect(metallbSeries(g, "metallb_allocator_addresses_in_use_total", "pool", pool)()).To(Equal(2.0), "the poison and the pinned Service")
-	g.Expect(serviceEvents(g, ns, "after")).To(ContainElement(ContainSubstring("address also in use by "+placeholderNS+"/"+hold[0])),
-		"MetalLB refused it first, for the phantom")
-	g.Eventually(kit.Gone(b.Service(placeholderNS, hold[0])), timeout, tick).Should(BeTrue(), "the tombstone goes once MetalLB handled it")
+	return lift
 }
 
-// unwritable denies, until the test ends, every write of the status of
-// Service name in ns, and deletes that Service then.
-func unwritable(t *testing.T, g Gomega, ns, name string) {
+// unwritable denies, until lift is called or the test ends, every write of
+// the status of Service name in ns, and deletes that Service when the test
+// ends.
+func unwritable(t *testing.T, g Gomega, ns, name string) (lift func()) {
 	policy := &admissionv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: testkit.Name(t)},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
@@ -141,15 +159,29 @@ func unwritable(t *testing.T, g Gomega, ns, name string) {
 		},
 	}
 	kit.Create(g, policy, binding)
+	drop := func() {
+		_ = k8s.Delete(context.Background(), binding)
+		_ = k8s.Delete(context.Background(), policy)
+	}
+	lift = func() {
+		drop()
+		g.Eventually(func() error {
+			svc := &corev1.Service{}
+			if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, svc); err != nil {
+				return client.IgnoreNotFound(err)
+			}
+			return k8s.Status().Update(context.Background(), svc)
+		}, timeout, tick).Should(Succeed(), "the policy is out of force")
+	}
 	// MetalLB starts afresh afterwards, so that the tests after this one
 	// find it handling single events.
 	t.Cleanup(func() {
-		_ = k8s.Delete(context.Background(), binding)
-		_ = k8s.Delete(context.Background(), policy)
+		drop()
 		_ = k8s.Delete(context.Background(), b.Service(ns, name))
 		_ = testCluster.StopMetalLB()
 		_ = testCluster.StartMetalLB()
 	})
+	return lift
 }
 
 // unrelatedPool creates a MetalLB address pool no class renders, which

@@ -97,7 +97,18 @@ func startDriver(t *testing.T) *inprocess.Manager {
 
 // startDriverWith runs the driver with the handoff mode given.
 func startDriverWith(t *testing.T, handoff string) *inprocess.Manager {
-	opts := metallb.Options{PlaceholderNamespace: placeholderNS, MetalLBNamespace: cluster.MetalLBNamespace}
+	return startDriverOpts(t, handoff, 0)
+}
+
+// startTrustingDriver runs a driver that, once MetalLB answered it, goes on
+// as though MetalLB had never stopped: what it does after a test stops
+// MetalLB is what a driver does in the moments before it notices.
+func startTrustingDriver(t *testing.T, handoff string) *inprocess.Manager {
+	return startDriverOpts(t, handoff, time.Hour)
+}
+
+func startDriverOpts(t *testing.T, handoff string, trust time.Duration) *inprocess.Manager {
+	opts := metallb.Options{PlaceholderNamespace: placeholderNS, MetalLBNamespace: cluster.MetalLBNamespace, TrustMetalLBFor: trust}
 	opts.Driver.Concurrency = 4
 	opts.Driver.Handoff = handoff
 	return inprocess.Start(t, testCluster.Config, func(mgr ctrl.Manager) error { return metallb.Setup(mgr, opts) }, opts.ManagerOptions)

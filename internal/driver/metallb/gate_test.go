@@ -1,0 +1,109 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package metallb_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
+	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+	b "github.com/cozystack/address-controller/test/builder"
+)
+
+// TestNoReleaseWhileMetalLBIgnoresSingleEvents: after a start, MetalLB
+// ignores the events of single Services until a full pass over all of them
+// succeeds, and never hears again of a deletion it ignored. So while it
+// does, the driver deletes no hold (it changes no Service at all): the
+// release of a deleted claim's address waits, and goes through once MetalLB
+// handles single events again, leaving nothing allocated in MetalLB's books
+// for a Service that is gone.
+func TestNoReleaseWhileMetalLBIgnoresSingleEvents(t *testing.T) {
+	startCore(t)
+	startDriverOpts(t, driver.HandoffAuto, trust)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns, class, v4, addr := claimedAndHeld(t, g, b.ClassReclaim(v1alpha1.ReclaimDelete))
+	hold := placeholders(g, addr.Name)()
+	g.Expect(hold).To(HaveLen(1))
+	lift := ignoringSingleEvents(t, g, ns, strings.TrimSuffix(v4, "0/28")+"14")
+	time.Sleep(2 * trust) // the driver's last word from MetalLB is older than it trusts one
+	pool := params.PoolName(class)
+	tombstones := driverSeries(g, "metallb_iad_tombstones_total")
+	made := tombstones()
+
+	// The claim goes; its address waits for the driver, which waits for
+	// MetalLB, and says so.
+	g.Expect(k8s.Delete(ctx, kit.Claim(g, ns, "web"))).To(Succeed())
+	nudge := unrelatedPool(t, g) // a full pass at once, which fails again
+	g.Eventually(driverSeries(g, "metallb_iad_metallb_ready"), timeout, tick).Should(Equal(0.0))
+	g.Consistently(func() []string { return placeholders(g, addr.Name)() }, 5*time.Second, tick).Should(Equal(hold),
+		"the hold stays while MetalLB would not hear of its deletion")
+	a := &v1alpha1.IPAddress{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: addr.Name}, a)).To(Succeed())
+	g.Expect(a.DeletionTimestamp).NotTo(BeNil())
+
+	// MetalLB's next pass succeeds; the release goes through.
+	lift()
+	orig := nudge.DeepCopy()
+	g.Expect(unstructured.SetNestedField(nudge.Object, true, "spec", "avoidBuggyIPs")).To(Succeed())
+	g.Expect(k8s.Patch(ctx, nudge, client.MergeFrom(orig))).To(Succeed())
+	g.Eventually(kit.Gone(&v1alpha1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: addr.Name}}), timeout, tick).Should(BeTrue())
+	g.Eventually(kit.Gone(b.Service(placeholderNS, hold[0])), timeout, tick).Should(BeTrue())
+	g.Expect(driverSeries(g, "metallb_iad_metallb_ready")()).To(Equal(1.0))
+	g.Eventually(metallbSeries(g, "metallb_allocator_addresses_in_use_total", "pool", pool), timeout, tick).Should(Equal(1.0),
+		"only the poison: MetalLB let the hold's address go")
+
+	// A Service pinned to the address by hand gets it at once: no phantom
+	// is in the way, and no tombstone was needed.
+	kit.Create(g, b.Service(ns, "after", b.PinnedByHand(addr.Address), b.Port(80)))
+	g.Eventually(ingressOf(g, ns, "after"), timeout, tick).Should(Equal([]string{addr.Address}))
+	g.Expect(serviceEvents(g, ns, "after")).NotTo(ContainElement(ContainSubstring("address also in use")))
+	g.Expect(tombstones()).To(Equal(made))
+}
+
+// trust is how long this file's drivers trust an answer from MetalLB's
+// single events: short, so that the driver asks again after MetalLB
+// restarts.
+const trust = time.Second
+
+// driverSeries reads an unlabelled series of the driver's metrics (the
+// driver runs in this process).
+func driverSeries(g Gomega, name string) func() float64 {
+	return func() float64 {
+		families, err := ctrlmetrics.Registry.Gather()
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, f := range families {
+			if f.GetName() != name {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				return m.GetGauge().GetValue() + m.GetCounter().GetValue()
+			}
+		}
+		return -1
+	}
+}

@@ -1,0 +1,375 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package metallb
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
+	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+)
+
+// The probes: headless ClusterIP Services in the placeholder namespace
+// that the driver asks MetalLB to touch, in an order of its choosing. There
+// are two sets, asked in turn: MetalLB's own writes of a set's answers
+// queue events for it, and a question on the same set before MetalLB got to
+// them would be answered in their order.
+var probeNames = [2][probes]string{
+	{"metallb-iad-probe-a0", "metallb-iad-probe-a1", "metallb-iad-probe-a2", "metallb-iad-probe-a3", "metallb-iad-probe-a4"},
+	{"metallb-iad-probe-b0", "metallb-iad-probe-b1", "metallb-iad-probe-b2", "metallb-iad-probe-b3", "metallb-iad-probe-b4"},
+}
+
+// probes is how many probes a question asks: a full pass answers them in
+// the order asked once in 5! = 120 times.
+const probes = 5
+
+// annotationProbeAsked is when the driver last asked MetalLB to touch the
+// probes.
+const annotationProbeAsked = "local.sdn.cozystack.io/probe-asked"
+
+// probePool is the value of MetalLB's ip-allocated-from-pool annotation
+// that asks: MetalLB removes the annotation from a Service that is no
+// LoadBalancer whenever it handles it.
+const probePool = "probe"
+
+// How long things last.
+const (
+	// defaultTrust is how long an answer from single events is trusted,
+	// unless a phantom shows earlier that MetalLB has been ignoring events
+	// (see distrust).
+	defaultTrust = 5 * time.Minute
+	// askAgainAfter: a question this old is asked again (it was lost: the
+	// probes were recreated, or MetalLB's write conflicted).
+	askAgainAfter = 2 * time.Minute
+	// unansweredAfter: a question unanswered this long says MetalLB is not
+	// handling Services (down, no configuration, or in a long full pass).
+	unansweredAfter = time.Minute
+)
+
+// errCatchingUp is what a write fails with while the gate is shut.
+var errCatchingUp = fmt.Errorf("%w: MetalLB is not handling single Service events (after a start it ignores them until one full pass over every Service succeeds); the driver changes no Service until it does",
+	driver.ErrNotReady)
+
+// liveness is the MetalLB backend's driver.Gate.
+//
+// Design: MetalLB v0.15 ignores the events of single Services after a start
+// until one full pass over every Service finishes with no failed write, no
+// allocation whose key changed and no release; a deletion it ignores is
+// never heard of again (a phantom, see PhantomReconciler). Each pass
+// rewrites every Service it assigns an address to, so it takes seconds to
+// minutes, and any Service the driver changes meanwhile (a pin, a new hold,
+// a release) makes it fail and start again, after an exponential back-off.
+// So the driver changes no Service while MetalLB ignores single events.
+//
+// It tells by asking: it sets MetalLB's own ip-allocated-from-pool
+// annotation on five probes, one after the other in a random order, and
+// MetalLB removes it whenever it handles a probe, which is no LoadBalancer.
+// MetalLB handles one thing at a time, in the order things happened: when it
+// handles single events, it answers the probes in the order asked (perhaps
+// only after a full pass it is running, so how long the answer takes says
+// nothing). When it ignores them, only its next full pass answers, in the
+// order its list of every Service happens to have, which matches the order
+// asked once in 120 times. The order of the answers is read from their
+// resource versions (etcd's revisions). Answers in another order mean a
+// full pass answered: the driver asks again at once. Answers in order open
+// the gate for the trust period (5 minutes by default) or until a phantom
+// shows that MetalLB missed a deletion (distrust); after that the next write
+// asks first. Nothing is asked while the driver has nothing to change.
+type liveness struct {
+	client  client.Client // not gated
+	ns      string
+	now     func() time.Time
+	metrics *metrics
+	trust   time.Duration
+
+	mu       sync.Mutex
+	trusted  time.Time // when MetalLB last answered from single events
+	asked    time.Time // the question out, zero when none
+	set      int       // the set of probes it was asked on
+	order    []int     // the order the probes were asked in
+	answered map[int]uint64
+	next     chan struct{} // closed at the next answer from single events
+}
+
+func newLiveness(c client.Client, ns string, trust time.Duration, m *metrics) *liveness {
+	if trust <= 0 {
+		trust = defaultTrust
+	}
+	return &liveness{client: c, ns: ns, now: time.Now, metrics: m, trust: trust, next: make(chan struct{})}
+}
+
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Ready implements driver.Gate.
+func (l *liveness) Ready(ctx context.Context) error {
+	l.mu.Lock()
+	open := l.open()
+	l.mu.Unlock()
+	if open {
+		return nil
+	}
+	if err := l.ask(ctx); err != nil {
+		return err
+	}
+	return errCatchingUp
+}
+
+// Opened implements driver.Gate.
+func (l *liveness) Opened() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open() {
+		return closed
+	}
+	return l.next
+}
+
+func (l *liveness) open() bool {
+	return !l.trusted.IsZero() && l.now().Sub(l.trusted) < l.trust
+}
+
+// distrust shuts the gate until MetalLB answers in one batch again:
+// something showed that it ignored single events lately (it refused an
+// address for a placeholder that no longer exists, a deletion it never
+// heard of).
+func (l *liveness) distrust() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.trusted = time.Time{}
+}
+
+// ask sets the question on every probe, creating them if need be, unless a
+// question is out.
+func (l *liveness) ask(ctx context.Context) error {
+	l.mu.Lock()
+	at := l.now()
+	if !l.asked.IsZero() && at.Sub(l.asked) < askAgainAfter {
+		l.mu.Unlock()
+		return nil
+	}
+	order := rand.Perm(probes)
+	l.set = 1 - l.set
+	set := l.set
+	l.asked, l.order, l.answered = at, order, map[int]uint64{}
+	l.mu.Unlock()
+	stamp := at.UTC().Format(time.RFC3339Nano)
+	for _, i := range order {
+		if err := l.write(ctx, probeNames[set][i], stamp); err != nil {
+			l.mu.Lock()
+			if l.asked.Equal(at) {
+				l.asked = time.Time{}
+			}
+			l.mu.Unlock()
+			return err
+		}
+	}
+	log.FromContext(ctx).V(1).Info("Asked MetalLB whether it handles single Service events; the driver's changes wait for the answer")
+	time.AfterFunc(unansweredAfter, func() { l.overdue(at) })
+	return nil
+}
+
+// overdue marks MetalLB not ready when the question asked at is still
+// unanswered.
+func (l *liveness) overdue(at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.asked.Equal(at) {
+		l.metrics.ready.Set(0)
+	}
+}
+
+func (l *liveness) write(ctx context.Context, name, stamp string) error {
+	probe := &corev1.Service{}
+	err := l.client.Get(ctx, client.ObjectKey{Namespace: l.ns, Name: name}, probe)
+	if apierrors.IsNotFound(err) {
+		probe = &corev1.Service{}
+		probe.Namespace, probe.Name = l.ns, name
+		probe.Labels = map[string]string{params.LabelManagedBy: params.ManagedByValue}
+		probe.Annotations = map[string]string{annotationAllocatedFromPool: probePool, annotationProbeAsked: stamp}
+		probe.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone,
+			Ports: []corev1.ServicePort{{Name: "probe", Port: placeholderPort, Protocol: corev1.ProtocolTCP}}}
+		return l.client.Create(ctx, probe)
+	}
+	if err != nil {
+		return err
+	}
+	orig := probe.DeepCopy()
+	if probe.Annotations == nil {
+		probe.Annotations = map[string]string{}
+	}
+	probe.Annotations[annotationAllocatedFromPool] = probePool
+	probe.Annotations[annotationProbeAsked] = stamp
+	return l.client.Patch(ctx, probe, client.MergeFrom(orig))
+}
+
+// observe reads MetalLB's answer on probe i of set (nil: the probe is
+// gone).
+func (l *liveness) observe(ctx context.Context, set, i int, probe *corev1.Service) error {
+	l.mu.Lock()
+	if l.asked.IsZero() || set != l.set {
+		l.mu.Unlock()
+		return nil
+	}
+	if probe == nil {
+		l.asked = time.Time{}
+		l.mu.Unlock()
+		return l.ask(ctx) // someone deleted it: ask again, which recreates it
+	}
+	rv, err := strconv.ParseUint(probe.ResourceVersion, 10, 64)
+	if err != nil || probe.Annotations[annotationAllocatedFromPool] != "" ||
+		probe.Annotations[annotationProbeAsked] != l.asked.UTC().Format(time.RFC3339Nano) {
+		l.mu.Unlock()
+		return nil // not answered yet, or an answer to another question
+	}
+	if _, ok := l.answered[i]; !ok {
+		l.answered[i] = rv
+	}
+	if len(l.answered) < probes {
+		l.mu.Unlock()
+		return nil
+	}
+	answers := slices.SortedFunc(maps.Keys(l.answered), func(x, y int) int { return cmp.Compare(l.answered[x], l.answered[y]) })
+	single := slices.Equal(answers, l.order)
+	took := l.now().Sub(l.asked)
+	wasOpen := l.open()
+	l.asked, l.answered = time.Time{}, nil
+	if single {
+		l.trusted = l.now()
+		close(l.next)
+		l.next = make(chan struct{})
+	}
+	l.mu.Unlock()
+	l.metrics.probes.WithLabelValues(map[bool]string{true: "single-events", false: "full-pass"}[single]).Inc()
+	l.metrics.probeSeconds.Observe(took.Seconds())
+	if !single {
+		l.metrics.ready.Set(0)
+		log.FromContext(ctx).Info("MetalLB answered the probes only in a full pass; it ignores single Service events, so the driver waits",
+			"took", took.String())
+		return l.ask(ctx)
+	}
+	l.metrics.ready.Set(1)
+	if !wasOpen {
+		log.FromContext(ctx).V(1).Info("MetalLB handles single Service events; the driver goes on", "took", took.String())
+	}
+	return nil
+}
+
+// gatedClient fails the backend's writes to Services with errCatchingUp
+// while the gate is shut. Deleting or annotating a tombstone is let through:
+// MetalLB has already let its address go.
+type gatedClient struct {
+	client.Client
+	gate *liveness
+}
+
+func (c gatedClient) check(ctx context.Context, obj client.Object, create bool) error {
+	if _, ok := obj.(*corev1.Service); !ok {
+		return nil
+	}
+	if !create && obj.GetLabels()[v1alpha1.LabelPlaceholder] == v1alpha1.PlaceholderTombstone {
+		return nil
+	}
+	return c.gate.Ready(ctx)
+}
+
+func (c gatedClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if err := c.check(ctx, obj, true); err != nil {
+		return err
+	}
+	return c.Client.Create(ctx, obj, opts...)
+}
+
+func (c gatedClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if err := c.check(ctx, obj, false); err != nil {
+		return err
+	}
+	return c.Client.Patch(ctx, obj, patch, opts...)
+}
+
+func (c gatedClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	if err := c.check(ctx, obj, false); err != nil {
+		return err
+	}
+	return c.Client.Update(ctx, obj, opts...)
+}
+
+func (c gatedClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	if err := c.check(ctx, obj, false); err != nil {
+		return err
+	}
+	return c.Client.Delete(ctx, obj, opts...)
+}
+
+// Ready implements driver.Gate.
+func (b *Backend) Ready(ctx context.Context) error { return b.live.Ready(ctx) }
+
+// Opened implements driver.Gate.
+func (b *Backend) Opened() <-chan struct{} { return b.live.Opened() }
+
+// probeReconciler reads MetalLB's answers on the probes.
+type probeReconciler struct{ *Backend }
+
+func (r *probeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	set, i := probeIndex(req.Name)
+	if i < 0 {
+		return ctrl.Result{}, nil
+	}
+	probe := &corev1.Service{}
+	if err := r.Get(ctx, req.NamespacedName, probe); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		probe = nil
+	}
+	return ctrl.Result{}, r.live.observe(ctx, set, i, probe)
+}
+
+// probeIndex finds name among the probes; i is -1 when it is none.
+func probeIndex(name string) (set, i int) {
+	for set := range probeNames {
+		if i := slices.Index(probeNames[set][:], name); i >= 0 {
+			return set, i
+		}
+	}
+	return 0, -1
+}
+
+func (b *Backend) setupProbe(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("probe").
+		For(&corev1.Service{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			_, i := probeIndex(o.GetName())
+			return o.GetNamespace() == b.opts.PlaceholderNamespace && i >= 0
+		}))).
+		Complete(&probeReconciler{Backend: b})
+}
