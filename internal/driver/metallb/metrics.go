@@ -21,6 +21,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 )
 
 var (
@@ -79,6 +81,10 @@ func newMetrics() *metrics {
 			backendMetrics.yields, backendMetrics.contested, backendMetrics.ready, backendMetrics.probes, backendMetrics.probeSeconds)
 	})
 	backendMetrics.placeholders.Reset()
+	for _, role := range []string{v1alpha1.PlaceholderAllocation, v1alpha1.PlaceholderHold} {
+		backendMetrics.placeholders.WithLabelValues(role).Set(0)
+	}
+	backendMetrics.ready.Set(0) // until this driver hears from MetalLB
 	return backendMetrics
 }
 

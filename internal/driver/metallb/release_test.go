@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/cluster"
@@ -257,11 +258,12 @@ func serviceEvents(g Gomega, ns, name string) []string {
 // deleted, the claim asks MetalLB again and is provisioned.
 func TestAClaimWaitingBehindATombstoneAsksAgainWhenItGoes(t *testing.T) {
 	startCore(t)
-	d := startDriver(t)
+	d := startTrustingDriver(t, driver.HandoffAuto)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := kit.Namespace(t)
 	class, _, _ := metallbClass(t, g, false)
+	heardFromMetalLB(g)
 
 	// The claim asks while MetalLB is down; its request is then replaced by
 	// a tombstone of its name, as the phantom repair makes one, while the

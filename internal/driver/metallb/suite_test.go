@@ -107,6 +107,12 @@ func startTrustingDriver(t *testing.T, handoff string) *inprocess.Manager {
 	return startDriverOpts(t, handoff, time.Hour)
 }
 
+// heardFromMetalLB waits until the driver running in this process has had
+// its first answer from MetalLB: before that, it changes no Service.
+func heardFromMetalLB(g Gomega) {
+	g.Eventually(driverSeries(g, "metallb_iad_metallb_ready"), timeout, tick).Should(Equal(1.0))
+}
+
 func startDriverOpts(t *testing.T, handoff string, trust time.Duration) *inprocess.Manager {
 	opts := metallb.Options{PlaceholderNamespace: placeholderNS, MetalLBNamespace: cluster.MetalLBNamespace, TrustMetalLBFor: trust}
 	opts.Driver.Concurrency = 4
