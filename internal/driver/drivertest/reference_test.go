@@ -69,7 +69,7 @@ func TestMain(m *testing.M) {
 // TestReferenceBackend runs the contract against the in-memory reference
 // backend: the contract's first customer, with no allocator of its own.
 func TestReferenceBackend(t *testing.T) {
-	drivertest.Run(t, testCluster.Config, &referenceHarness{books: &books{owner: map[netip.Addr]entry{}, waiting: map[string]map[types.NamespacedName]bool{}}})
+	drivertest.Run(t, testCluster.Config, &referenceHarness{books: &books{owner: map[netip.Addr]entry{}, waiting: map[string]map[types.NamespacedName]bool{}, given: map[types.UID]bool{}}})
 }
 
 const (
@@ -125,6 +125,10 @@ type books struct {
 	owner map[netip.Addr]entry
 	// waiting are the claims, by class, that found the class exhausted.
 	waiting map[string]map[types.NamespacedName]bool
+	// given are the Services the backend gave addresses to, by UID: a
+	// driver that dies after giving them but before writing its pin leaves
+	// a Service with addresses and no pin, which Unpin must still empty.
+	given map[types.UID]bool
 }
 
 type entry struct {
@@ -307,6 +311,9 @@ func (r *reference) Pin(ctx context.Context, svc *corev1.Service, addrs []netip.
 	r.mu.Lock()
 	delete(r.releasing, svc.UID)
 	r.mu.Unlock()
+	r.books.mu.Lock()
+	r.books.given[svc.UID] = true
+	r.books.mu.Unlock()
 	orig := svc.DeepCopy()
 	svc.Status.LoadBalancer.Ingress = nil
 	for _, ip := range addrs {
@@ -330,14 +337,22 @@ func (r *reference) Pin(ctx context.Context, svc *corev1.Service, addrs []netip.
 func (r *reference) Unpin(ctx context.Context, svc *corev1.Service, finalizer string) error {
 	orig := svc.DeepCopy()
 	marker, ok := svc.Annotations[v1alpha1.AnnotationPinnedBy]
-	if ok {
+	r.books.mu.Lock()
+	given := r.books.given[svc.UID]
+	r.books.mu.Unlock()
+	if ok || given {
 		r.mu.Lock()
 		r.releasing[svc.UID] = true
 		r.mu.Unlock()
-		svc.Status.LoadBalancer.Ingress = nil
-		if err := r.Status().Patch(ctx, svc, client.MergeFrom(orig)); err != nil {
-			return client.IgnoreNotFound(err)
+		if len(svc.Status.LoadBalancer.Ingress) > 0 {
+			svc.Status.LoadBalancer.Ingress = nil
+			if err := r.Status().Patch(ctx, svc, client.MergeFrom(orig)); err != nil {
+				return client.IgnoreNotFound(err)
+			}
 		}
+		r.books.mu.Lock()
+		delete(r.books.given, svc.UID)
+		r.books.mu.Unlock()
 		orig = svc.DeepCopy()
 		delete(svc.Annotations, v1alpha1.AnnotationPinnedBy)
 		if svc.Annotations[annotationPin] == marker {

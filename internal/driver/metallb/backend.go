@@ -56,9 +56,13 @@ type Options struct {
 	Driver driver.Options
 	// TrustMetalLBFor is how long the driver trusts MetalLB's prompt answer
 	// that it handles single Service events before asking again (see
-	// liveness); 0 means 10 s. Tests set it long to act as though MetalLB
-	// had stopped within that time.
+	// liveness); 0 means 5 minutes.
 	TrustMetalLBFor time.Duration
+	// TrustMetalLBAtStart opens the gate at start, as though MetalLB had
+	// just answered. Not a flag: tests set it, with a long TrustMetalLBFor,
+	// to act out what a driver does in the moments before it notices that
+	// MetalLB stopped.
+	TrustMetalLBAtStart bool
 }
 
 // BindFlags registers the options on fs.
@@ -153,6 +157,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	ctx := context.Background()
 	m := newMetrics()
 	live := newLiveness(mgr.GetClient(), opts.PlaceholderNamespace, opts.TrustMetalLBFor, m)
+	if opts.TrustMetalLBAtStart {
+		live.trustFromStart()
+	}
 	b := &Backend{Client: gatedClient{Client: mgr.GetClient(), gate: live}, live: live, opts: opts, metrics: m,
 		params:   map[string]decodedParams{},
 		secret:   &secret{reader: mgr.GetAPIReader(), ns: opts.PlaceholderNamespace},

@@ -43,7 +43,7 @@ import (
 // for a Service that is gone.
 func TestNoReleaseWhileMetalLBIgnoresSingleEvents(t *testing.T) {
 	startCore(t)
-	startDriverOpts(t, driver.HandoffAuto, trust)
+	startDriverOpts(t, driver.HandoffAuto, trust, false)
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns, class, v4, addr := claimedAndHeld(t, g, b.ClassReclaim(v1alpha1.ReclaimDelete))

@@ -83,7 +83,6 @@ func TestAnAllocationNothingNeedsGoes(t *testing.T) {
 	g := NewWithT(t)
 	ns := kit.Namespace(t)
 	class, v4, _ := metallbClass(t, g, false)
-	heardFromMetalLB(g)
 	g.Expect(testCluster.StopMetalLB()).To(Succeed())
 	t.Cleanup(restartMetalLB)
 

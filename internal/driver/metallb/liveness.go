@@ -159,6 +159,14 @@ func (l *liveness) open() bool {
 	return !l.trusted.IsZero() && l.now().Sub(l.trusted) < l.trust
 }
 
+// trustFromStart opens the gate before any answer (Options.TrustMetalLBAtStart).
+func (l *liveness) trustFromStart() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.trusted = l.now()
+	l.metrics.ready.Set(1)
+}
+
 // distrust shuts the gate until MetalLB answers in one batch again:
 // something showed that it ignored single events lately (it refused an
 // address for a placeholder that no longer exists, a deletion it never

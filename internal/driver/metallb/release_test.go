@@ -263,7 +263,6 @@ func TestAClaimWaitingBehindATombstoneAsksAgainWhenItGoes(t *testing.T) {
 	ctx := context.Background()
 	ns := kit.Namespace(t)
 	class, _, _ := metallbClass(t, g, false)
-	heardFromMetalLB(g)
 
 	// The claim asks while MetalLB is down; its request is then replaced by
 	// a tombstone of its name, as the phantom repair makes one, while the

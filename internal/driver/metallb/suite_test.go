@@ -97,24 +97,19 @@ func startDriver(t *testing.T) *inprocess.Manager {
 
 // startDriverWith runs the driver with the handoff mode given.
 func startDriverWith(t *testing.T, handoff string) *inprocess.Manager {
-	return startDriverOpts(t, handoff, 0)
+	return startDriverOpts(t, handoff, 0, false)
 }
 
-// startTrustingDriver runs a driver that, once MetalLB answered it, goes on
-// as though MetalLB had never stopped: what it does after a test stops
-// MetalLB is what a driver does in the moments before it notices.
+// startTrustingDriver runs a driver that trusts MetalLB from its start and
+// goes on trusting it: what it does after a test stops MetalLB is what a
+// driver does in the moments before it notices.
 func startTrustingDriver(t *testing.T, handoff string) *inprocess.Manager {
-	return startDriverOpts(t, handoff, time.Hour)
+	return startDriverOpts(t, handoff, time.Hour, true)
 }
 
-// heardFromMetalLB waits until the driver running in this process has had
-// its first answer from MetalLB: before that, it changes no Service.
-func heardFromMetalLB(g Gomega) {
-	g.Eventually(driverSeries(g, "metallb_iad_metallb_ready"), timeout, tick).Should(Equal(1.0))
-}
-
-func startDriverOpts(t *testing.T, handoff string, trust time.Duration) *inprocess.Manager {
-	opts := metallb.Options{PlaceholderNamespace: placeholderNS, MetalLBNamespace: cluster.MetalLBNamespace, TrustMetalLBFor: trust}
+func startDriverOpts(t *testing.T, handoff string, trust time.Duration, trustAtStart bool) *inprocess.Manager {
+	opts := metallb.Options{PlaceholderNamespace: placeholderNS, MetalLBNamespace: cluster.MetalLBNamespace,
+		TrustMetalLBFor: trust, TrustMetalLBAtStart: trustAtStart}
 	opts.Driver.Concurrency = 4
 	opts.Driver.Handoff = handoff
 	return inprocess.Start(t, testCluster.Config, func(mgr ctrl.Manager) error { return metallb.Setup(mgr, opts) }, opts.ManagerOptions)
