@@ -18,12 +18,14 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -73,6 +75,15 @@ func (d *base) reporters(ctx context.Context, ip string) ([]*corev1.Service, err
 		out = append(out, &list.Items[i])
 	}
 	return out, nil
+}
+
+// waiting tells obj's owner, by an event, that the pass err ended on waits
+// for the backend's Gate (nothing when err is anything else).
+func (d *base) waiting(obj runtime.Object, action string, err error) {
+	if errors.Is(err, ErrNotReady) {
+		d.recorder.Eventf(obj, nil, corev1.EventTypeNormal, v1alpha1.EventWaitingForBackend, action,
+			"%v; this resumes by itself once the backend is ready", err)
+	}
 }
 
 // servedClass returns the class if it exists and this driver serves it.

@@ -79,6 +79,7 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		}
 		res, err := r.backend.Reserve(ctx, claim, class, family)
 		if err != nil {
+			r.waiting(claim, "Provision", err)
 			return ctrl.Result{}, err
 		}
 		if !res.Address.IsValid() {

@@ -56,6 +56,14 @@ func (r *ServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		// A deleted Service: the addresses it carried notice on their pass.
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	res, err := r.reconcile(ctx, svc)
+	if svc.Annotations[v1alpha1.AnnotationIPAddressClaim] != "" {
+		r.waiting(svc, "Associate", err)
+	}
+	return res, err
+}
+
+func (r *ServiceReconciler) reconcile(ctx context.Context, svc *corev1.Service) (ctrl.Result, error) {
 	current, err := r.carriedBy(ctx, svc)
 	if err != nil {
 		return ctrl.Result{}, err

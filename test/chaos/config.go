@@ -65,7 +65,8 @@ type Config struct {
 	// Patience is how long to keep waiting past Converge, to measure how late
 	// a late convergence is.
 	Patience time.Duration
-	// Workers is how many workload operations run at once.
+	// Workers caps the workload operations in flight; 0 runs each at its
+	// time, however many are still running.
 	Workers int
 	// Seed makes the workload's choices and the kills reproducible.
 	Seed int64
@@ -117,9 +118,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Patience == 0 {
 		c.Patience = 2 * time.Minute
-	}
-	if c.Workers == 0 {
-		c.Workers = 8
 	}
 	if c.Seed == 0 {
 		c.Seed = time.Now().UnixNano()

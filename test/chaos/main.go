@@ -50,7 +50,7 @@ func main() {
 	flag.Float64Var(&o.RetainShare, "retain", -1, "Override the fraction of claims in the MetalLB class with Retain.")
 	flag.DurationVar(&o.Converge, "converge", 60*time.Second, "How soon after the last kill everything must have converged.")
 	flag.DurationVar(&o.Patience, "patience", 2*time.Minute, "How long to keep measuring past -converge.")
-	flag.IntVar(&o.Workers, "workers", 8, "Workload operations in flight at once.")
+	flag.IntVar(&o.Workers, "workers", 0, "Cap on the workload operations in flight; 0: each starts at its time.")
 	flag.Int64Var(&o.Seed, "seed", 0, "Seed of the workload's choices and the kills; 0 picks one.")
 	flag.BoolVar(&o.KeepDir, "keep", false, "Keep every run's cluster folder (logs); a failed run's is always kept.")
 	flag.Parse()

@@ -229,24 +229,16 @@ func (w *workload) setup(ctx context.Context) error {
 	return nil
 }
 
-// run issues the operations evenly over d, each on one of the workers.
+// run issues the operations evenly over d, each at its time as independent
+// tenants would: an operation that waits (a rebuild waits for its Service
+// to go) delays no other. At most cfg.Workers run at once when it is set.
 func (w *workload) run(ctx context.Context, d time.Duration) {
 	interval := d / time.Duration(max(len(w.ops), 1))
-	queue := make(chan op)
-	var wg sync.WaitGroup
-	for range w.e.cfg.Workers {
-		wg.Go(func() {
-			for o := range queue {
-				if err := o.run(ctx); err != nil {
-					w.failed(o.kind, err)
-					continue
-				}
-				w.mu.Lock()
-				w.counts[o.kind]++
-				w.mu.Unlock()
-			}
-		})
+	var slots chan struct{}
+	if w.e.cfg.Workers > 0 {
+		slots = make(chan struct{}, w.e.cfg.Workers)
 	}
+	var wg sync.WaitGroup
 	start := time.Now()
 	for i, o := range w.ops {
 		if wait := time.Until(start.Add(time.Duration(i) * interval)); wait > 0 {
@@ -258,9 +250,24 @@ func (w *workload) run(ctx context.Context, d time.Duration) {
 		if ctx.Err() != nil {
 			break
 		}
-		queue <- o
+		if slots != nil {
+			slots <- struct{}{}
+		}
+		wg.Go(func() {
+			defer func() {
+				if slots != nil {
+					<-slots
+				}
+			}()
+			if err := o.run(ctx); err != nil {
+				w.failed(o.kind, err)
+				return
+			}
+			w.mu.Lock()
+			w.counts[o.kind]++
+			w.mu.Unlock()
+		})
 	}
-	close(queue)
 	wg.Wait()
 	w.mu.Lock()
 	w.done = time.Now()
@@ -328,7 +335,7 @@ func (w *workload) rebuild(ctx context.Context, j int) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
+		case <-time.After(time.Second):
 		}
 	}
 	return w.e.c.Create(ctx, w.service(j))

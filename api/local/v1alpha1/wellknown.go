@@ -245,6 +245,10 @@ const (
 	// EventAddressContested: the backend keeps offering a recorded address to
 	// allocation placeholders; the driver keeps giving it back.
 	EventAddressContested = "AddressContested"
+	// EventWaitingForBackend: the backend is not ready for changes (its
+	// Gate is shut); the claim's provisioning or the Service's association
+	// waits and resumes by itself once it is.
+	EventWaitingForBackend = "WaitingForBackend"
 )
 
 // Event reasons of the core. A claim whose class cannot be resolved gets a

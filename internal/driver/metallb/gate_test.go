@@ -65,6 +65,12 @@ func TestNoReleaseWhileMetalLBIgnoresSingleEvents(t *testing.T) {
 	a := &v1alpha1.IPAddress{}
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: addr.Name}, a)).To(Succeed())
 	g.Expect(a.DeletionTimestamp).NotTo(BeNil())
+	// A claim asking meanwhile is told why it waits.
+	kit.Create(g, b.Claim(ns, "later", b.OfClass(class)))
+	g.Eventually(kit.EventsAbout(g, kit.Claim(g, ns, "later"), v1alpha1.EventWaitingForBackend), timeout, tick).
+		Should(ContainElement(ContainSubstring("MetalLB is not handling single Service events")))
+	g.Expect(k8s.Delete(ctx, b.Claim(ns, "later"))).To(Succeed())
+	g.Eventually(kit.Gone(b.Claim(ns, "later")), timeout, tick).Should(BeTrue())
 
 	// MetalLB's next pass succeeds; the release goes through.
 	lift()
