@@ -52,7 +52,7 @@ func accessIndexes() []manager.Index {
 	return []manager.Index{
 		{Object: &v1alpha1.IPAddressClaim{}, Field: indexClaimByClass, Extract: func(o client.Object) []string {
 			c := o.(*v1alpha1.IPAddressClaim)
-			if name := claimClassName(c); name != "" && c.DeletionTimestamp == nil {
+			if name := c.ClassName(); name != "" && c.DeletionTimestamp == nil {
 				return []string{name}
 			}
 			return nil
@@ -63,7 +63,7 @@ func accessIndexes() []manager.Index {
 				c.Status.Phase == v1alpha1.ClaimBound || c.Status.Phase == v1alpha1.ClaimLost {
 				return nil
 			}
-			return []string{unadmittedAny, unadmittedClassKey(claimClassName(c))}
+			return []string{unadmittedAny, unadmittedClassKey(c.ClassName())}
 		}},
 		{Object: &v1alpha1.IPAddressClassUsage{}, Field: indexUsageByClass, Extract: func(o client.Object) []string {
 			return []string{o.GetName()}

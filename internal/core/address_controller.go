@@ -143,7 +143,7 @@ func (r *AddressReconciler) preBindingRefusal(ctx context.Context, claim *v1alph
 			bound[b.Family()] = b
 		}
 	}
-	return preBindingRefusal(claim, claimClassName(claim), a, bound, ""), nil
+	return preBindingRefusal(claim, claim.ClassName(), a, bound, ""), nil
 }
 
 // releaseAfterDelay returns a Released address to the pool once its class's

@@ -226,7 +226,7 @@ func (r *ClaimReconciler) writeLedger(ctx context.Context, stored, next *v1alpha
 // from the API server so that an admission the cache has not shown yet is
 // not missed. Waiting claims of the namespace wake on the ledger's change.
 func (r *ClaimReconciler) releaseAdmission(ctx context.Context, claim *v1alpha1.IPAddressClaim) error {
-	class := claimClassName(claim)
+	class := claim.ClassName()
 	if class == "" {
 		return nil
 	}

@@ -45,7 +45,7 @@ const lostRaceRetry = 100 * time.Millisecond
 // considerPreBinding accepts a pre-binding that fits the claim by completing
 // its UID, or says why not.
 func (r *ClaimReconciler) considerPreBinding(ctx context.Context, o *claimObservation, a *v1alpha1.IPAddress) error {
-	className := claimClassName(o.claim)
+	className := o.claim.ClassName()
 	if o.class.resolved() {
 		className = o.class.name
 	}

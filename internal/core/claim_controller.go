@@ -193,7 +193,7 @@ func (r *ClaimReconciler) collect(ctx context.Context, claim *v1alpha1.IPAddress
 // status.className, else the single default class.
 func (r *ClaimReconciler) resolveClass(ctx context.Context, claim *v1alpha1.IPAddressClaim) (classResolution, error) {
 	res := classResolution{consulted: true}
-	name := claimClassName(claim)
+	name := claim.ClassName()
 	if name == "" {
 		list := &v1alpha1.IPAddressClassList{}
 		if err := r.List(ctx, list, client.MatchingFields{indexDefaultClass: "true"}); err != nil {
@@ -236,14 +236,6 @@ func (r *ClaimReconciler) resolveClass(ctx context.Context, claim *v1alpha1.IPAd
 	res.reason = v1alpha1.ReasonResolved
 	res.message = fmt.Sprintf("Resolved to IPAddressClass %s (provisioner %s)", class.Name, class.Spec.Provisioner)
 	return res, nil
-}
-
-// claimClassName is the class a claim names or has stuck to, if any.
-func claimClassName(c *v1alpha1.IPAddressClaim) string {
-	if c.Spec.ClassName != "" {
-		return c.Spec.ClassName
-	}
-	return c.Status.ClassName
 }
 
 // ensureMetadata adds the protection finalizer and, if stamp is set, stamps

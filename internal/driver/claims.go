@@ -61,7 +61,7 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if !r.wantsProvisioning(claim) {
 		return ctrl.Result{}, nil
 	}
-	class, err := r.servedClass(ctx, claimClass(claim))
+	class, err := r.servedClass(ctx, claim.ClassName())
 	if err != nil || class == nil {
 		return ctrl.Result{}, err
 	}

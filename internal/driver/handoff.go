@@ -178,7 +178,7 @@ func (r *ServiceReconciler) associate(ctx context.Context, svc *corev1.Service, 
 	}
 	want := ips(addrs)
 	if fresh {
-		r.metrics.handoffs.WithLabelValues(claimClass(claim), h.mode(), "associate").Inc()
+		r.metrics.handoffs.WithLabelValues(claim.ClassName(), h.mode(), "associate").Inc()
 		how := "a shared handoff: the hold keeps the address until the Service reports it"
 		if !h.shared {
 			how = "a gap handoff: " + h.message

@@ -189,20 +189,12 @@ func setupIndexes(ctx context.Context, idx client.FieldIndexer) error {
 			if c.Status.Phase == v1alpha1.ClaimBound || c.Status.Phase == v1alpha1.ClaimLost || c.Spec.AddressName != "" {
 				return nil
 			}
-			if class := claimClass(c); class != "" {
+			if class := c.ClassName(); class != "" {
 				return []string{class}
 			}
 			return nil
 		}},
 	)...)
-}
-
-// claimClass is the class a claim resolved to, or names.
-func claimClass(c *v1alpha1.IPAddressClaim) string {
-	if c.Status.ClassName != "" {
-		return c.Status.ClassName
-	}
-	return c.Spec.ClassName
 }
 
 // ingressIPs are the addresses a Service carries, as its load balancer

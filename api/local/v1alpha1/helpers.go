@@ -31,6 +31,17 @@ func (c *IPAddressClaim) ClaimKey() string {
 	return c.Namespace + "/" + c.Name
 }
 
+// ClassName is the class the claim draws from: the one it names, or, when
+// it names none, the default it resolved to (status.className). While a
+// family is unbound a tenant may re-target the claim by changing
+// spec.className, which wins over what it resolved to before.
+func (c *IPAddressClaim) ClassName() string {
+	if c.Spec.ClassName != "" {
+		return c.Spec.ClassName
+	}
+	return c.Status.ClassName
+}
+
 // IP parses spec.address. Admission only lets canonical IPs through, so an
 // error here means the object predates a stricter schema.
 func (a *IPAddress) IP() (netip.Addr, error) {

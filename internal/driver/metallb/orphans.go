@@ -90,10 +90,7 @@ func (r *OrphanReconciler) unneeded(ctx context.Context, ph *corev1.Service) (st
 		return "its claim is gone", nil
 	}
 	family := v1alpha1.IPFamily(ph.Labels[v1alpha1.LabelFamily])
-	class := claim.Status.ClassName
-	if claim.Spec.ClassName != "" {
-		class = claim.Spec.ClassName
-	}
+	class := claim.ClassName()
 	switch {
 	case string(claim.UID) != ph.Labels[v1alpha1.LabelClaimUID]:
 		return "its claim was re-created", nil

@@ -60,7 +60,7 @@ func planUndo(ctx context.Context, c client.Reader, sc Scope) ([]Undo, error) {
 	var out []Undo
 	for i := range claims.Items {
 		claim := &claims.Items[i]
-		if claimClass(claim) != sc.Class || len(sc.Namespaces) > 0 && !slices.Contains(sc.Namespaces, claim.Namespace) {
+		if claim.ClassName() != sc.Class || len(sc.Namespaces) > 0 && !slices.Contains(sc.Namespaces, claim.Namespace) {
 			continue
 		}
 		u := Undo{Namespace: claim.Namespace, Claim: claim.Name, Service: claim.Annotations[v1alpha1.AnnotationImportedFrom], claim: claim}
@@ -119,13 +119,6 @@ func undoRefusal(claim *v1alpha1.IPAddressClaim, svc *corev1.Service, exists boo
 		return fmt.Sprintf("Service %s reports %v, not the imported %v", svc.Name, got, ips)
 	}
 	return ""
-}
-
-func claimClass(c *v1alpha1.IPAddressClaim) string {
-	if c.Spec.ClassName != "" {
-		return c.Spec.ClassName
-	}
-	return c.Status.ClassName
 }
 
 // undo takes one import back: the IPAddresses first (they stay, deleting,
