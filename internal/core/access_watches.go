@@ -85,15 +85,7 @@ func (r *ClaimReconciler) unadmittedForLedger(ctx context.Context, obj client.Ob
 }
 
 func (r *ClaimReconciler) claimsInNamespaceByIndex(ctx context.Context, ns, index, key string) []reconcile.Request {
-	list := &v1alpha1.IPAddressClaimList{}
-	if err := r.List(ctx, list, client.InNamespace(ns), client.MatchingFields{index: key}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, c := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: c.Namespace, Name: c.Name}})
-	}
-	return reqs
+	return manager.RequestsByIndex(ctx, r, &v1alpha1.IPAddressClaimList{}, index, key, client.InNamespace(ns))
 }
 
 // ledgerShrank passes a ledger's deletion and the updates that lower its

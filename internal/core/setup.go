@@ -96,7 +96,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	addresses := &AddressReconciler{Client: mgr.GetClient(), Recorder: rec, Clock: clk}
 	err = ctrl.NewControllerManagedBy(mgr).Named("ipaddress").
 		For(&v1alpha1.IPAddress{}, builder.WithPredicates(predicate.Or(specOrMetadataChanged(), phaseChanged()))).
-		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(addresses.sameIP), builder.WithPredicates(createOrDelete())).
+		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(addresses.sameIP), builder.WithPredicates(manager.CreateOrDelete())).
 		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(addresses.addressesForClaim)).
 		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(addresses.releasedOfClass)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.AddressConcurrency, 1)}).
@@ -109,7 +109,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	err = ctrl.NewControllerManagedBy(mgr).Named("ipaddressclass").
 		For(&v1alpha1.IPAddressClass{}).
 		Watches(&v1alpha1.IPAddressClassUsage{}, handler.EnqueueRequestsFromMapFunc(classOfLedger)).
-		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(classOfAddress), builder.WithPredicates(deleteOnly())).
+		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(classOfAddress), builder.WithPredicates(manager.DeleteOnly())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.ClassConcurrency, 1)}).
 		Complete(manager.RetryConflicts(classes))
 	if err != nil {
@@ -213,18 +213,6 @@ func phaseChanged() predicate.Predicate {
 	}
 }
 
-func createOrDelete() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
-}
-
-func deleteOnly() predicate.Predicate {
-	return predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return false },
-		UpdateFunc:  func(event.UpdateEvent) bool { return false },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-	}
-}
-
 // addressEvents wakes, for an address event, the claims its claimRef names
 // (before and after), the claims naming it in spec.addressName, and, only when
 // it has just become Available, the claims waiting for its class and family:
@@ -292,15 +280,7 @@ func (r *ClaimReconciler) claimsForClass(ctx context.Context, obj client.Object)
 }
 
 func (r *ClaimReconciler) claimsByIndex(ctx context.Context, index, key string) []reconcile.Request {
-	list := &v1alpha1.IPAddressClaimList{}
-	if err := r.List(ctx, list, client.MatchingFields{index: key}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, c := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: c.Namespace, Name: c.Name}})
-	}
-	return reqs
+	return manager.RequestsByIndex(ctx, r, &v1alpha1.IPAddressClaimList{}, index, key)
 }
 
 // addressesForClaim wakes the addresses whose claimRef names the claim.
@@ -333,15 +313,7 @@ func (r *AddressReconciler) releasedOfClass(ctx context.Context, obj client.Obje
 }
 
 func addressesByIndex(ctx context.Context, c client.Reader, index, key string) []reconcile.Request {
-	list := &v1alpha1.IPAddressList{}
-	if err := c.List(ctx, list, client.MatchingFields{index: key}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, a := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: a.Name}})
-	}
-	return reqs
+	return manager.RequestsByIndex(ctx, c, &v1alpha1.IPAddressList{}, index, key)
 }
 
 // classOfAddress wakes the class of a deleted address: a class being deleted

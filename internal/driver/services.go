@@ -56,17 +56,18 @@ func (r *ServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		// A deleted Service: the addresses it carried notice on their pass.
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	res, err := r.reconcile(ctx, svc)
+	err := r.reconcile(ctx, svc)
 	if svc.Annotations[v1alpha1.AnnotationIPAddressClaim] != "" {
 		r.waiting(svc, "Associate", err)
 	}
-	return res, err
+	return ctrl.Result{}, err
 }
 
-func (r *ServiceReconciler) reconcile(ctx context.Context, svc *corev1.Service) (ctrl.Result, error) {
+// reconcile is the pass over svc, which exists.
+func (r *ServiceReconciler) reconcile(ctx context.Context, svc *corev1.Service) error {
 	current, err := r.carriedBy(ctx, svc)
 	if err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	claimName := svc.Annotations[v1alpha1.AnnotationIPAddressClaim]
 	if claimName == "" || svc.DeletionTimestamp != nil {
@@ -76,16 +77,16 @@ func (r *ServiceReconciler) reconcile(ctx context.Context, svc *corev1.Service) 
 		}
 		done, err := r.dissociateAll(ctx, current, svc, why)
 		if err != nil || !done {
-			return ctrl.Result{}, err
+			return err
 		}
 		// Nothing is carried any more: a finalizer left by a pass that
 		// crashed before removing it goes too.
-		return ctrl.Result{}, r.dropFinalizer(ctx, svc)
+		return r.dropFinalizer(ctx, svc)
 	}
 
 	claim, addrs, refusal, err := r.request(ctx, svc, claimName)
 	if err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	// Addresses of another claim (the annotation moved) are let go first.
 	var stale []*v1alpha1.IPAddress
@@ -95,17 +96,17 @@ func (r *ServiceReconciler) reconcile(ctx context.Context, svc *corev1.Service) 
 		}
 	}
 	if done, err := r.dissociateAll(ctx, stale, svc, "the Service names another claim"); err != nil || !done {
-		return ctrl.Result{}, err
+		return err
 	}
 	if refusal == waitForRelease {
-		return ctrl.Result{}, nil // the address's association clearing wakes this pass
+		return nil // the address's association clearing wakes this pass
 	}
 	if refusal != "" {
 		log.FromContext(ctx).Info("Association refused", "claim", claimName, "why", refusal)
 		r.recorder.Eventf(svc, nil, corev1.EventTypeWarning, v1alpha1.EventAssociationRefused, "Associate", "%s", refusal)
-		return ctrl.Result{}, nil
+		return nil
 	}
-	return ctrl.Result{}, r.associate(ctx, svc, claim, addrs)
+	return r.associate(ctx, svc, claim, addrs)
 }
 
 // dissociateAll ends svc's association with as; false while one of them

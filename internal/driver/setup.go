@@ -134,7 +134,7 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 
 	classes := ctrl.NewControllerManagedBy(mgr).Named("class").
 		For(&v1alpha1.IPAddressClass{}, builder.WithPredicates(predicate.NewPredicateFuncs(d.servedByUs))).
-		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(d.classToRerender), builder.WithPredicates(createOrDelete())).
+		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(d.classToRerender), builder.WithPredicates(manager.CreateOrDelete())).
 		WithOptions(copts)
 	if err := addWatches(classes, w.Classes).Complete(manager.RetryConflicts(&ClassReconciler{base: d})); err != nil {
 		return fmt.Errorf("setting up the class controller: %w", err)
@@ -245,10 +245,6 @@ func associationOf(o client.Object) string {
 	return fmt.Sprint(bindingOf(o), a.Status.Phase, a.Status.AssociatedTo)
 }
 
-func createOrDelete() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
-}
-
 func claimOfAddress(_ context.Context, o client.Object) []reconcile.Request {
 	if ref := o.(*v1alpha1.IPAddress).Spec.ClaimRef; ref != nil {
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}}}
@@ -272,15 +268,7 @@ func (d *base) classToRerender(ctx context.Context, o client.Object) []reconcile
 }
 
 func (d *base) pendingClaimsOfClass(ctx context.Context, o client.Object) []reconcile.Request {
-	list := &v1alpha1.IPAddressClaimList{}
-	if err := d.List(ctx, list, client.MatchingFields{indexPendingClaimByClass: o.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, c := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&c)})
-	}
-	return reqs
+	return manager.RequestsByIndex(ctx, d, &v1alpha1.IPAddressClaimList{}, indexPendingClaimByClass, o.GetName())
 }
 
 func (d *base) addressesOfClaim(ctx context.Context, o client.Object) []reconcile.Request {
@@ -288,15 +276,7 @@ func (d *base) addressesOfClaim(ctx context.Context, o client.Object) []reconcil
 }
 
 func (d *base) addressRequests(ctx context.Context, index, key string) []reconcile.Request {
-	list := &v1alpha1.IPAddressList{}
-	if err := d.List(ctx, list, client.MatchingFields{index: key}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, a := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: a.Name}})
-	}
-	return reqs
+	return manager.RequestsByIndex(ctx, d, &v1alpha1.IPAddressList{}, index, key)
 }
 
 // serviceToAddresses wakes the addresses a Service is associated with, and
@@ -347,13 +327,5 @@ func (d *base) servicesOfClaim(ctx context.Context, o client.Object) []reconcile
 }
 
 func (d *base) serviceRequests(ctx context.Context, claimKey string) []reconcile.Request {
-	list := &corev1.ServiceList{}
-	if err := d.List(ctx, list, client.MatchingFields{indexServiceByClaim: claimKey}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, s := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
-	}
-	return reqs
+	return manager.RequestsByIndex(ctx, d, &corev1.ServiceList{}, indexServiceByClaim, claimKey)
 }

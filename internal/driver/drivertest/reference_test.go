@@ -37,7 +37,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -389,11 +388,7 @@ func (r *reference) Releasing(svc *corev1.Service) bool {
 
 // Watches wakes the claims waiting for a class when an address of it goes.
 func (r *reference) Watches() driver.Watches {
-	deleted := predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return false },
-		UpdateFunc:  func(event.UpdateEvent) bool { return false },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-	}
+	deleted := manager.DeleteOnly()
 	return driver.Watches{Claims: []driver.Watch{{Object: &v1alpha1.IPAddress{}, Predicates: []predicate.Predicate{deleted},
 		Handler: handler.EnqueueRequestsFromMapFunc(r.waitingFor)}}}
 }

@@ -206,11 +206,7 @@ func (b *Backend) Watches() driver.Watches {
 	placeholders := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetNamespace() == b.opts.PlaceholderNamespace && o.GetLabels()[v1alpha1.LabelPlaceholder] != ""
 	})
-	deleted := predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return false },
-		UpdateFunc:  func(event.UpdateEvent) bool { return false },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-	}
+	deleted := manager.DeleteOnly()
 	objs := metallbObjects()
 	classes := make([]driver.Watch, 0, len(objs))
 	for _, obj := range objs {
@@ -283,15 +279,7 @@ func (b *Backend) classesToRerender(ctx context.Context, o client.Object) []reco
 	if class := o.GetLabels()[v1alpha1.LabelClass]; class != "" && o.GetLabels()[params.LabelManagedBy] == params.ManagedByValue {
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: class}}}
 	}
-	list := &v1alpha1.IPAddressClassList{}
-	if err := b.List(ctx, list, client.MatchingFields{manager.IndexClassByProvisioner: b.Provisioner()}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for _, c := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: c.Name}})
-	}
-	return reqs
+	return manager.RequestsByIndex(ctx, b, &v1alpha1.IPAddressClassList{}, manager.IndexClassByProvisioner, b.Provisioner())
 }
 
 func splitKey(key string) (string, string, bool) {

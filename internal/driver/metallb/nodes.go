@@ -32,6 +32,7 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // ReasonNoNodeSelected is the Rendered condition's reason when the class's
@@ -122,15 +123,7 @@ func equalLabels(a, b client.Object) bool {
 }
 
 func (b *Backend) classesSelectingNodes(ctx context.Context, _ client.Object) []reconcile.Request {
-	list := &v1alpha1.IPAddressClassList{}
-	if err := b.List(ctx, list, client.MatchingFields{indexClassSelectingNodes: "true"}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, c := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: c.Name}})
-	}
-	return reqs
+	return manager.RequestsByIndex(ctx, b, &v1alpha1.IPAddressClassList{}, indexClassSelectingNodes, "true")
 }
 
 // indexSelectingNodes is the extractor of indexClassSelectingNodes.

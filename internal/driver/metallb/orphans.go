@@ -126,16 +126,8 @@ func (b *Backend) isAllocation(o client.Object) bool {
 
 // allocationsOfClaim wakes the allocation placeholders of a claim.
 func (b *Backend) allocationsOfClaim(ctx context.Context, o client.Object) []reconcile.Request {
-	list := &corev1.ServiceList{}
-	if err := b.List(ctx, list, client.InNamespace(b.opts.PlaceholderNamespace),
-		client.MatchingFields{indexPlaceholderByClaimUID: string(o.GetUID())}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, s := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
-	}
-	return reqs
+	return manager.RequestsByIndex(ctx, b, &corev1.ServiceList{}, indexPlaceholderByClaimUID, string(o.GetUID()),
+		client.InNamespace(b.opts.PlaceholderNamespace))
 }
 
 func (b *Backend) setupIndexes(ctx context.Context, idx client.FieldIndexer) error {
