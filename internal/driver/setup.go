@@ -36,24 +36,6 @@ import (
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
-// Options tune the driver's controllers.
-type Options struct {
-	// Concurrency bounds how many objects of each kind are reconciled at once.
-	Concurrency int
-	// Clock tells the time; nil means the real clock.
-	Clock clock.PassiveClock
-	// Handoff is HandoffAuto (the shared handoff wherever the backend can
-	// share, the gap handoff elsewhere) or HandoffGap (always the gap
-	// handoff; for comparison and as an escape hatch).
-	Handoff string
-}
-
-// Handoff modes of Options.Handoff.
-const (
-	HandoffAuto = "auto"
-	HandoffGap  = "gap"
-)
-
 // Field indexes of the driver's cache. Every lookup goes through one.
 const (
 	indexAddressByClaim       = manager.IndexAddressByClaim

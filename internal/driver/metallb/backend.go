@@ -71,51 +71,17 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Namespace of the placeholder Services; tenants must not be able to write to it.")
 	fs.StringVar(&o.MetalLBNamespace, "metallb-namespace", "metallb-system",
 		"Namespace where MetalLB reads its configuration.")
-	fs.IntVar(&o.Driver.Concurrency, "concurrency", 4, "How many objects of each kind are reconciled at once.")
-	fs.StringVar(&o.Driver.Handoff, "handoff", driver.HandoffAuto,
-		"How addresses move between their hold and a Service: auto (shared where MetalLB can share the address, gap elsewhere) or gap (always gap).")
+	o.Driver.BindFlags(fs)
 }
 
 // ManagerOptions scopes the manager's cache to what the driver reads:
-// MetalLB's configuration in its namespace only.
+// MetalLB's configuration in its namespace only, and Services trimmed by
+// the framework.
 func (o *Options) ManagerOptions(opts *ctrl.Options) {
-	if opts.Cache.ByObject == nil {
-		opts.Cache.ByObject = map[client.Object]cache.ByObject{}
-	}
+	o.Driver.ManagerOptions(opts)
 	for _, obj := range metallbObjects() {
 		opts.Cache.ByObject[obj] = cache.ByObject{Namespaces: map[string]cache.Config{o.MetalLBNamespace: {}}}
 	}
-	opts.Cache.ByObject[&corev1.Service{}] = cache.ByObject{Transform: trimService}
-}
-
-// trimService keeps, of every Service in the cache, only what the driver
-// reads: the driver watches all Services of the cluster, and most of their
-// bytes (ports, selectors, kubectl's last-applied copy) would only cost
-// memory. The driver never writes a Service back whole: it patches.
-func trimService(obj any) (any, error) {
-	s, ok := obj.(*corev1.Service)
-	if !ok {
-		return obj, nil
-	}
-	s.ManagedFields = nil
-	delete(s.Annotations, corev1.LastAppliedConfigAnnotation)
-	// What MetalLB's sharing rules read: each port's protocol and number,
-	// the traffic policy and the selector.
-	ports := make([]corev1.ServicePort, len(s.Spec.Ports))
-	for i, p := range s.Spec.Ports {
-		ports[i] = corev1.ServicePort{Protocol: p.Protocol, Port: p.Port}
-	}
-	s.Spec = corev1.ServiceSpec{
-		Type:                  s.Spec.Type,
-		IPFamilies:            s.Spec.IPFamilies,
-		IPFamilyPolicy:        s.Spec.IPFamilyPolicy,
-		LoadBalancerIP:        s.Spec.LoadBalancerIP, //nolint:staticcheck // MetalLB still honours it
-		Ports:                 ports,
-		ExternalTrafficPolicy: s.Spec.ExternalTrafficPolicy,
-		Selector:              s.Spec.Selector,
-	}
-	s.Status = corev1.ServiceStatus{LoadBalancer: s.Status.LoadBalancer}
-	return s, nil
 }
 
 func metallbObjects() []client.Object {

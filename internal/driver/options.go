@@ -1,0 +1,91 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package driver
+
+import (
+	"flag"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Options tune the driver's controllers.
+type Options struct {
+	// Concurrency bounds how many objects of each kind are reconciled at once.
+	Concurrency int
+	// Clock tells the time; nil means the real clock.
+	Clock clock.PassiveClock
+	// Handoff is HandoffAuto (the shared handoff wherever the backend can
+	// share, the gap handoff elsewhere) or HandoffGap (always the gap
+	// handoff; for comparison and as an escape hatch).
+	Handoff string
+}
+
+// Handoff modes of Options.Handoff.
+const (
+	HandoffAuto = "auto"
+	HandoffGap  = "gap"
+)
+
+// BindFlags registers the options every driver's binary has.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.IntVar(&o.Concurrency, "concurrency", 4, "How many objects of each kind are reconciled at once.")
+	fs.StringVar(&o.Handoff, "handoff", HandoffAuto,
+		"How addresses move between their hold and a Service: auto (shared where the backend can share the address, gap elsewhere) or gap (always gap).")
+}
+
+// ManagerOptions trims the Services in the manager's cache to what the
+// framework and a Service-based backend read: a driver watches every
+// Service of the cluster, and most of their bytes (ports' details,
+// kubectl's last-applied copy, managed fields) would only cost memory. The
+// framework never writes a Service back whole: it patches.
+func (o *Options) ManagerOptions(opts *ctrl.Options) {
+	if opts.Cache.ByObject == nil {
+		opts.Cache.ByObject = map[client.Object]cache.ByObject{}
+	}
+	opts.Cache.ByObject[&corev1.Service{}] = cache.ByObject{Transform: trimService}
+}
+
+// trimService keeps each port's protocol and number, the traffic policy and
+// the selector (what load balancers' sharing rules read), the families, the
+// requested IP and the load balancer status.
+func trimService(obj any) (any, error) {
+	s, ok := obj.(*corev1.Service)
+	if !ok {
+		return obj, nil
+	}
+	s.ManagedFields = nil
+	delete(s.Annotations, corev1.LastAppliedConfigAnnotation)
+	ports := make([]corev1.ServicePort, len(s.Spec.Ports))
+	for i, p := range s.Spec.Ports {
+		ports[i] = corev1.ServicePort{Protocol: p.Protocol, Port: p.Port}
+	}
+	s.Spec = corev1.ServiceSpec{
+		Type:                  s.Spec.Type,
+		IPFamilies:            s.Spec.IPFamilies,
+		IPFamilyPolicy:        s.Spec.IPFamilyPolicy,
+		LoadBalancerIP:        s.Spec.LoadBalancerIP, //nolint:staticcheck // load balancers still honour it
+		Ports:                 ports,
+		ExternalTrafficPolicy: s.Spec.ExternalTrafficPolicy,
+		Selector:              s.Spec.Selector,
+	}
+	s.Status = corev1.ServiceStatus{LoadBalancer: s.Status.LoadBalancer}
+	return s, nil
+}
