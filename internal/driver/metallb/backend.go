@@ -58,11 +58,10 @@ type Options struct {
 	// that it handles single Service events before asking again (see
 	// liveness); 0 means 5 minutes.
 	TrustMetalLBFor time.Duration
-	// TrustMetalLBAtStart opens the gate at start, as though MetalLB had
-	// just answered. Not a flag: tests set it, with a long TrustMetalLBFor,
-	// to act out what a driver does in the moments before it notices that
-	// MetalLB stopped.
-	TrustMetalLBAtStart bool
+	// TrustMetalLBAlways keeps the gate open from the start, whatever the
+	// driver sees. Not a flag: tests set it to act out what a driver does
+	// in the moments before it notices that MetalLB stopped.
+	TrustMetalLBAlways bool
 }
 
 // BindFlags registers the options on fs.
@@ -123,8 +122,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	ctx := context.Background()
 	m := newMetrics()
 	live := newLiveness(mgr.GetClient(), opts.PlaceholderNamespace, opts.TrustMetalLBFor, m)
-	if opts.TrustMetalLBAtStart {
-		live.trustFromStart()
+	if opts.TrustMetalLBAlways {
+		live.trustAlways()
 	}
 	b := &Backend{Client: gatedClient{Client: mgr.GetClient(), gate: live}, live: live, opts: opts, metrics: m,
 		params:   map[string]decodedParams{},

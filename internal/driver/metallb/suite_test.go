@@ -100,16 +100,16 @@ func startDriverWith(t *testing.T, handoff string) *inprocess.Manager {
 	return startDriverOpts(t, handoff, 0, false)
 }
 
-// startTrustingDriver runs a driver that trusts MetalLB from its start and
-// goes on trusting it: what it does after a test stops MetalLB is what a
-// driver does in the moments before it notices.
+// startTrustingDriver runs a driver whose gate never shuts: what it does
+// after a test stops MetalLB is what a driver does in the moments before it
+// notices.
 func startTrustingDriver(t *testing.T, handoff string) *inprocess.Manager {
-	return startDriverOpts(t, handoff, time.Hour, true)
+	return startDriverOpts(t, handoff, 0, true)
 }
 
-func startDriverOpts(t *testing.T, handoff string, trust time.Duration, trustAtStart bool) *inprocess.Manager {
+func startDriverOpts(t *testing.T, handoff string, trust time.Duration, always bool) *inprocess.Manager {
 	opts := metallb.Options{PlaceholderNamespace: placeholderNS, MetalLBNamespace: cluster.MetalLBNamespace,
-		TrustMetalLBFor: trust, TrustMetalLBAtStart: trustAtStart}
+		TrustMetalLBFor: trust, TrustMetalLBAlways: always}
 	opts.Driver.Concurrency = 4
 	opts.Driver.Handoff = handoff
 	return inprocess.Start(t, testCluster.Config, func(mgr ctrl.Manager) error { return metallb.Setup(mgr, opts) }, opts.ManagerOptions)
