@@ -79,16 +79,31 @@ type Backend interface {
 	// IsHolder reports whether svc is the backend's own hold on a: such a
 	// Service legitimately carries the address.
 	IsHolder(svc *corev1.Service, a *v1alpha1.IPAddress) bool
+}
 
+// Releaser is what a backend implements when a Service it told to let go
+// of its addresses may still report them for a while (its pin withdrawn,
+// or an allocation placeholder giving back an address it was offered).
+// The driver discovers it by type assertion.
+type Releaser interface {
 	// Releasing reports whether svc is letting go of its addresses because
-	// the driver told it to (it withdrew svc's pin, or svc is an allocation
-	// placeholder giving back an address it was offered): until the backend
-	// notices, svc still reports them, and is no thief. The answer must rest
-	// on something a tenant cannot forge.
+	// the driver told it to: until the backend notices, svc still reports
+	// them, and is no thief. The answer must rest on something a tenant
+	// cannot forge.
 	Releasing(svc *corev1.Service) bool
+}
 
-	// Watches are extra event sources: backend objects whose changes must
-	// wake a claim, an address or a class.
+// releasing asks b, if it is a Releaser, whether svc is letting go.
+func releasing(b Backend, svc *corev1.Service) bool {
+	r, ok := b.(Releaser)
+	return ok && r.Releasing(svc)
+}
+
+// Watcher is what a backend implements when its own objects' changes must
+// wake a claim, an address, a class or a Service. The driver discovers it
+// by type assertion.
+type Watcher interface {
+	// Watches are the extra event sources.
 	Watches() Watches
 }
 

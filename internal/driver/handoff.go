@@ -135,7 +135,7 @@ func (d *base) blocked(ctx context.Context, svc *corev1.Service, a *v1alpha1.IPA
 		for _, r := range reps {
 			switch {
 			case svc != nil && r.UID == svc.UID:
-			case d.backend.Releasing(r):
+			case releasing(d.backend, r):
 			case shared && d.backend.IsHolder(r, a):
 			default:
 				return true, nil

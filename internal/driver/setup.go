@@ -83,7 +83,10 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 		return err
 	}
 	copts := controller.Options{MaxConcurrentReconciles: max(opts.Concurrency, 1)}
-	w := backend.Watches()
+	var w Watches
+	if watcher, ok := backend.(Watcher); ok {
+		w = watcher.Watches()
+	}
 
 	claims := ctrl.NewControllerManagedBy(mgr).Named("claim").
 		For(&v1alpha1.IPAddressClaim{}, builder.WithPredicates(predicate.NewPredicateFuncs(d.stampedForUs))).

@@ -78,6 +78,12 @@ const (
 	annotationPin = "reference.drivers.local.sdn.cozystack.io/ips"
 )
 
+var (
+	_ driver.Backend  = (*reference)(nil)
+	_ driver.Releaser = (*reference)(nil)
+	_ driver.Watcher  = (*reference)(nil)
+)
+
 type referenceHarness struct{ books *books }
 
 // nextRange numbers the ranges handed out in this process: a repeated run

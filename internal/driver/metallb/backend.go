@@ -94,6 +94,17 @@ func metallbObjects() []client.Object {
 	return out
 }
 
+// The capabilities the framework finds by type assertion: a slip in one of
+// their signatures would turn it off without a word.
+var (
+	_ driver.Backend  = (*Backend)(nil)
+	_ driver.Sharer   = (*Backend)(nil)
+	_ driver.Retrier  = (*Backend)(nil)
+	_ driver.Releaser = (*Backend)(nil)
+	_ driver.Watcher  = (*Backend)(nil)
+	_ driver.Gate     = (*Backend)(nil)
+)
+
 // Backend implements driver.Backend with MetalLB: placeholder Services hold
 // reservations in MetalLB's own books, and metallb.io/loadBalancerIPs pins
 // workloads.
