@@ -78,12 +78,17 @@ spec:
 		Expect(out).To(MatchRegexp(`access\s+1\s`))
 
 		By("deleting the bound claim admits exactly one waiting claim; labelling the other namespace admits its claim")
+		// Pick the bound claim before deleting it: once it goes, a waiting
+		// claim is admitted and bound, and must not be taken for it.
+		var bound client.Object
 		for _, c := range racing {
 			if kit.Claim(Default, inside, c.GetName()).Status.Phase == v1alpha1.ClaimBound {
-				Expect(kit.Delete(ctx, c)).To(Succeed())
-				Eventually(kit.Gone(c), timeout, tick).Should(BeTrue())
+				bound = c
 			}
 		}
+		Expect(bound).NotTo(BeNil())
+		Expect(kit.Delete(ctx, bound)).To(Succeed())
+		Eventually(kit.Gone(bound), timeout, tick).Should(BeTrue())
 		Eventually(claimsByPhase(inside), timeout, tick).Should(Equal(map[string]int{
 			"Bound/Bound": 1, "Pending/ClassLimitReached": 2}))
 		out, err = kubectl(ctx, "", "label", "namespace", outside, "tier=public")
