@@ -56,6 +56,16 @@ type proxier struct {
 	mu        sync.Mutex
 	vips      map[netip.Addr]vip // what the loopback holds on every node
 	listeners map[int32][]net.Listener
+	// left records, per address and port, when the proxier last stopped
+	// handing it to a Service, keyed by that Service.
+	left map[servedPort]time.Time
+}
+
+// servedPort is one Service's port on one address.
+type servedPort struct {
+	addr            netip.Addr
+	port            int32
+	namespace, name string
 }
 
 // vip is what a load-balancer address leads to: a virtual server per port.
@@ -71,7 +81,8 @@ type virtualServer struct {
 
 func startProxier(b *Bed) (*proxier, error) {
 	p := &proxier{bed: b, stopCh: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{}),
-		vips: map[netip.Addr]vip{}, listeners: map[int32][]net.Listener{}}
+		vips: map[netip.Addr]vip{}, listeners: map[int32][]net.Listener{},
+		left: map[servedPort]time.Time{}}
 	f := informers.NewSharedInformerFactory(b.cs, 0)
 	svcInformer := f.Core().V1().Services().Informer()
 	sliceInformer := f.Discovery().V1().EndpointSlices()
@@ -162,6 +173,14 @@ func (p *proxier) sync() error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	now := time.Now()
+	for a, had := range p.vips {
+		for port, vs := range had {
+			if w, ok := want[a][port]; !ok || w.namespace != vs.namespace || w.name != vs.name {
+				p.left[servedPort{a, port, vs.namespace, vs.name}] = now
+			}
+		}
+	}
 	for a, v := range want {
 		if _, ok := p.vips[a]; !ok {
 			for _, n := range p.bed.Nodes {
@@ -311,4 +330,14 @@ func (n *Node) Holds(addr netip.Addr) (bool, error) {
 		return nil
 	})
 	return held, err
+}
+
+// StoppedServing reports when the proxier last stopped handing connections
+// to addr:port to the Service namespace/name, as it changed its own table:
+// a probe that ended before then cannot have failed for that reason.
+func (b *Bed) StoppedServing(addr netip.Addr, port int32, namespace, name string) (time.Time, bool) {
+	b.proxier.mu.Lock()
+	defer b.proxier.mu.Unlock()
+	at, ok := b.proxier.left[servedPort{addr, port, namespace, name}]
+	return at, ok
 }
