@@ -56,6 +56,9 @@ type Config struct {
 	// Pprof serves each manager's pprof handlers on a local port (logged),
 	// for profiling a run by hand.
 	Pprof bool
+	// KeepDir keeps the cluster's folder (every process's log) after the
+	// run; a run with a scenario that did not converge keeps it anyway.
+	KeepDir bool
 	// WireRebuilds is how many rebuilds the wire scenario measures (letter
 	// "w"; it needs root); 0 skips it.
 	WireRebuilds int
@@ -224,6 +227,8 @@ func (e *env) measureScenarios(ctx context.Context, s *sizeRun, ceiling Ceiling,
 			n, sc.name, res.Converged, res.Seconds, res.PerSecond, res.P50Ms, res.P99Ms, res.WritesPerClaim)
 		results = append(results, res)
 		if !res.Converged {
+			e.cluster.Keep()
+			cfg.logf("N=%d: %s did not converge; keeping the cluster's folder %s", n, sc.name, e.cluster.Dir)
 			break
 		}
 	}

@@ -114,7 +114,7 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	if cfg.Anchors && cfg.PeerAssets != "" {
 		crds = append(crds, filepath.Join(cfg.PeerAssets, "crds"))
 	}
-	e.cluster, err = cluster.Start(cluster.Options{ExtraCRDDirs: crds})
+	e.cluster, err = cluster.Start(cluster.Options{ExtraCRDDirs: crds, KeepDir: cfg.KeepDir})
 	if err != nil {
 		return nil, err
 	}

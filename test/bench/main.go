@@ -68,6 +68,8 @@ func main() {
 			"provider beside a (with -peer-assets), MetalLB alone beside b, pinned Services beside c.")
 	flag.StringVar(&cfg.PeerAssets, "peer-assets", os.Getenv("CAPI_IPAM_ASSETS"),
 		"Folder with the Cluster API in-cluster IPAM provider's manager and crds/ (make capi-ipam); empty skips the peer.")
+	flag.BoolVar(&cfg.KeepDir, "keep", false,
+		"Keep the cluster's folder (every process's log); a run where a scenario did not converge keeps it anyway.")
 	flag.BoolVar(&cfg.Pprof, "pprof", false, "Serve each manager's pprof handlers on a local port, logged at start.")
 	flag.DurationVar(&cfg.Settle, "settle", 2*time.Second,
 		"Wait after each scenario converges before reading the counters.")
