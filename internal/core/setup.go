@@ -21,21 +21,13 @@ import (
 	"flag"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // EventSource is the reporting controller name on the core's events.
@@ -81,38 +73,15 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 
 	claims := &ClaimReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: rec, Clock: clk,
 		available: available, pending: pending, metrics: m}
-	err := ctrl.NewControllerManagedBy(mgr).Named("ipaddressclaim").
-		For(&v1alpha1.IPAddressClaim{}, builder.WithPredicates(specOrMetadataChanged())).
-		Watches(&v1alpha1.IPAddress{}, claims.addressEvents()).
-		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(claims.claimsForClass), builder.WithPredicates(specOrMetadataChanged())).
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(claims.unadmittedInNamespace), builder.WithPredicates(predicate.LabelChangedPredicate{})).
-		Watches(&v1alpha1.IPAddressClassUsage{}, handler.EnqueueRequestsFromMapFunc(claims.unadmittedForLedger), builder.WithPredicates(ledgerShrank())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.ClaimConcurrency, 1)}).
-		Complete(manager.RetryConflicts(claims))
-	if err != nil {
+	if err := claims.SetupWithManager(mgr, opts.ClaimConcurrency); err != nil {
 		return fmt.Errorf("setting up the claim controller: %w", err)
 	}
-
 	addresses := &AddressReconciler{Client: mgr.GetClient(), Recorder: rec, Clock: clk}
-	err = ctrl.NewControllerManagedBy(mgr).Named("ipaddress").
-		For(&v1alpha1.IPAddress{}, builder.WithPredicates(predicate.Or(specOrMetadataChanged(), phaseChanged()))).
-		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(addresses.sameIP), builder.WithPredicates(manager.CreateOrDelete())).
-		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(addresses.addressesForClaim)).
-		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(addresses.releasedOfClass)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.AddressConcurrency, 1)}).
-		Complete(manager.RetryConflicts(addresses))
-	if err != nil {
+	if err := addresses.SetupWithManager(mgr, opts.AddressConcurrency); err != nil {
 		return fmt.Errorf("setting up the address controller: %w", err)
 	}
-
 	classes := &ClassReconciler{Client: mgr.GetClient(), Recorder: rec, Clock: clk}
-	err = ctrl.NewControllerManagedBy(mgr).Named("ipaddressclass").
-		For(&v1alpha1.IPAddressClass{}).
-		Watches(&v1alpha1.IPAddressClassUsage{}, handler.EnqueueRequestsFromMapFunc(classOfLedger)).
-		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(classOfAddress), builder.WithPredicates(manager.DeleteOnly())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.ClassConcurrency, 1)}).
-		Complete(manager.RetryConflicts(classes))
-	if err != nil {
+	if err := classes.SetupWithManager(mgr, opts.ClassConcurrency); err != nil {
 		return fmt.Errorf("setting up the class controller: %w", err)
 	}
 	return nil
@@ -211,113 +180,4 @@ func phaseChanged() predicate.Predicate {
 		},
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
-}
-
-// addressEvents wakes, for an address event, the claims its claimRef names
-// (before and after), the claims naming it in spec.addressName, and, only when
-// it has just become Available, the claims waiting for its class and family:
-// binding an Available address must not wake every waiting claim. It feeds
-// the available set first, in the same goroutine, so that a claim it wakes
-// finds the address there.
-func (r *ClaimReconciler) addressEvents() handler.EventHandler {
-	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
-	wake := func(ctx context.Context, q queue, old, new *v1alpha1.IPAddress) {
-		var reqs []reconcile.Request
-		for _, a := range []*v1alpha1.IPAddress{old, new} {
-			if a != nil && a.Spec.ClaimRef != nil {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: a.Spec.ClaimRef.Namespace, Name: a.Spec.ClaimRef.Name}})
-			}
-		}
-		a := new
-		if a == nil {
-			a = old
-		}
-		reqs = append(reqs, r.claimsByIndex(ctx, indexClaimByAddressName, a.Name)...)
-		if isAvailable(new) && !isAvailable(old) {
-			reqs = append(reqs, r.claimsByIndex(ctx, indexPendingClaim, pendingFamilyKey(new.Spec.ClassName, new.Family()))...)
-		}
-		for _, req := range reqs {
-			q.Add(req)
-		}
-	}
-	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) {
-			a := e.Object.(*v1alpha1.IPAddress)
-			r.available.observe(nil, a)
-			wake(ctx, q, nil, a)
-		},
-		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) {
-			old, new := e.ObjectOld.(*v1alpha1.IPAddress), e.ObjectNew.(*v1alpha1.IPAddress)
-			r.available.observe(old, new)
-			if claimSees(old) != claimSees(new) {
-				wake(ctx, q, old, new)
-			}
-		},
-		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
-			if a, ok := deletedObject[*v1alpha1.IPAddress](e.Object); ok {
-				r.available.observe(a, nil)
-				wake(ctx, q, a, nil)
-			}
-		},
-	}
-}
-
-// claimSees is what a claim pass reads of an address; other changes (the
-// driver's conditions, say) leave every claim as it was.
-func claimSees(a *v1alpha1.IPAddress) string {
-	ref := ""
-	if a.Spec.ClaimRef != nil {
-		ref = a.Spec.ClaimRef.Key() + "/" + string(a.Spec.ClaimRef.UID)
-	}
-	return fmt.Sprint(ref, a.Status.Phase, a.DeletionTimestamp != nil)
-}
-
-// claimsForClass wakes the claims waiting on a class, and those with no class
-// resolved yet, whose default may have changed.
-func (r *ClaimReconciler) claimsForClass(ctx context.Context, obj client.Object) []reconcile.Request {
-	return append(r.claimsByIndex(ctx, indexPendingClaim, pendingClassKey(obj.GetName())),
-		r.claimsByIndex(ctx, indexPendingClaim, pendingClassKey(""))...)
-}
-
-func (r *ClaimReconciler) claimsByIndex(ctx context.Context, index, key string) []reconcile.Request {
-	return manager.RequestsByIndex(ctx, r, &v1alpha1.IPAddressClaimList{}, index, key)
-}
-
-// addressesForClaim wakes the addresses whose claimRef names the claim.
-func (r *AddressReconciler) addressesForClaim(ctx context.Context, obj client.Object) []reconcile.Request {
-	return addressesByIndex(ctx, r.Client, indexAddressByClaim, obj.GetNamespace()+"/"+obj.GetName())
-}
-
-// sameIP wakes the other addresses with the same spec.address, whose
-// duplicate verdict may change.
-func (r *AddressReconciler) sameIP(ctx context.Context, obj client.Object) []reconcile.Request {
-	var reqs []reconcile.Request
-	for _, req := range addressesByIndex(ctx, r.Client, indexAddressByIP, obj.(*v1alpha1.IPAddress).Spec.Address) {
-		if req.Name != obj.GetName() {
-			reqs = append(reqs, req)
-		}
-	}
-	return reqs
-}
-
-// releasedOfClass wakes a class's Released addresses: its releaseDelay may
-// have changed.
-func (r *AddressReconciler) releasedOfClass(ctx context.Context, obj client.Object) []reconcile.Request {
-	families := []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6}
-	reqs := make([]reconcile.Request, 0, len(families))
-	for _, f := range families {
-		reqs = append(reqs, addressesByIndex(ctx, r.Client, indexAddressByClassFamilyPhase,
-			classFamilyPhaseKey(obj.GetName(), f, v1alpha1.AddressReleased))...)
-	}
-	return reqs
-}
-
-func addressesByIndex(ctx context.Context, c client.Reader, index, key string) []reconcile.Request {
-	return manager.RequestsByIndex(ctx, c, &v1alpha1.IPAddressList{}, index, key)
-}
-
-// classOfAddress wakes the class of a deleted address: a class being deleted
-// waits for its last address.
-func classOfAddress(_ context.Context, obj client.Object) []reconcile.Request {
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: obj.(*v1alpha1.IPAddress).Spec.ClassName}}}
 }

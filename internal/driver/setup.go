@@ -21,14 +21,12 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -88,40 +86,16 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 		w = watcher.Watches()
 	}
 
-	claims := ctrl.NewControllerManagedBy(mgr).Named("claim").
-		For(&v1alpha1.IPAddressClaim{}, builder.WithPredicates(predicate.NewPredicateFuncs(d.stampedForUs))).
-		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(claimOfAddress), builder.WithPredicates(changed(bindingOf))).
-		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(d.pendingClaimsOfClass),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		WithOptions(copts)
-	if err := parked(addWatches(claims, w.Claims), backend, &ClaimReconciler{base: d}); err != nil {
+	if err := (&ClaimReconciler{base: d}).setupWithManager(mgr, copts, w.Claims); err != nil {
 		return fmt.Errorf("setting up the claim controller: %w", err)
 	}
-
-	addresses := ctrl.NewControllerManagedBy(mgr).Named("ipaddress").
-		For(&v1alpha1.IPAddress{}).
-		Watches(&corev1.Service{}, serviceToAddresses(d)).
-		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(d.addressesOfClaim)).
-		WithOptions(copts)
-	if err := parked(addWatches(addresses, w.Addresses), backend, &AddressReconciler{base: d}); err != nil {
+	if err := (&AddressReconciler{base: d}).setupWithManager(mgr, copts, w.Addresses); err != nil {
 		return fmt.Errorf("setting up the ipaddress controller: %w", err)
 	}
-
-	services := ctrl.NewControllerManagedBy(mgr).Named("service").
-		For(&corev1.Service{}, builder.WithPredicates(predicate.Or(predicate.AnnotationChangedPredicate{},
-			predicate.GenerationChangedPredicate{}, ingressChanged()))).
-		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(d.servicesOfAddress), builder.WithPredicates(changed(associationOf))).
-		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(d.servicesOfClaim)).
-		WithOptions(copts)
-	if err := parked(addWatches(services, w.Services), backend, &ServiceReconciler{base: d}); err != nil {
+	if err := (&ServiceReconciler{base: d}).setupWithManager(mgr, copts, w.Services); err != nil {
 		return fmt.Errorf("setting up the service controller: %w", err)
 	}
-
-	classes := ctrl.NewControllerManagedBy(mgr).Named("class").
-		For(&v1alpha1.IPAddressClass{}, builder.WithPredicates(predicate.NewPredicateFuncs(d.servedByUs))).
-		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(d.classToRerender), builder.WithPredicates(manager.CreateOrDelete())).
-		WithOptions(copts)
-	if err := addWatches(classes, w.Classes).Complete(manager.RetryConflicts(&ClassReconciler{base: d})); err != nil {
+	if err := (&ClassReconciler{base: d}).setupWithManager(mgr, copts, w.Classes); err != nil {
 		return fmt.Errorf("setting up the class controller: %w", err)
 	}
 	return nil
@@ -136,8 +110,8 @@ func addWatches(b *builder.Builder, ws []Watch) *builder.Builder {
 
 // parked completes a controller whose passes may change the backend: the
 // passes the backend's Gate turns away run again once it opens.
-func parked(b *builder.Builder, backend Backend, r reconcile.Reconciler) error {
-	p := NewParking(backend)
+func (d *base) parked(b *builder.Builder, r reconcile.Reconciler) error {
+	p := NewParking(d.backend)
 	if p != nil {
 		b = b.WatchesRawSource(p.Source())
 	}
@@ -228,89 +202,4 @@ func bindingOf(o client.Object) string {
 func associationOf(o client.Object) string {
 	a := o.(*v1alpha1.IPAddress)
 	return fmt.Sprint(bindingOf(o), a.Status.Phase, a.Status.AssociatedTo)
-}
-
-func claimOfAddress(_ context.Context, o client.Object) []reconcile.Request {
-	if ref := o.(*v1alpha1.IPAddress).Spec.ClaimRef; ref != nil {
-		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}}}
-	}
-	return nil
-}
-
-// classToRerender wakes the class of an address that came or went outside
-// the class's ranges: the rendering keeps such addresses one by one. One in
-// range changes nothing rendered.
-func (d *base) classToRerender(ctx context.Context, o client.Object) []reconcile.Request {
-	a := o.(*v1alpha1.IPAddress)
-	class, err := d.servedClass(ctx, a.Spec.ClassName)
-	if err != nil || class == nil {
-		return nil
-	}
-	if ip, err := a.IP(); err == nil && d.backend.InRange(class, ip) {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: class.Name}}}
-}
-
-func (d *base) pendingClaimsOfClass(ctx context.Context, o client.Object) []reconcile.Request {
-	return manager.RequestsByIndex(ctx, d, &v1alpha1.IPAddressClaimList{}, indexPendingClaimByClass, o.GetName())
-}
-
-func (d *base) addressesOfClaim(ctx context.Context, o client.Object) []reconcile.Request {
-	return d.addressRequests(ctx, indexAddressByClaim, o.GetNamespace()+"/"+o.GetName())
-}
-
-func (d *base) addressRequests(ctx context.Context, index, key string) []reconcile.Request {
-	return manager.RequestsByIndex(ctx, d, &v1alpha1.IPAddressList{}, index, key)
-}
-
-// serviceToAddresses wakes the addresses a Service is associated with, and
-// those whose IP it carries now or carried before the change.
-func serviceToAddresses(d *base) handler.EventHandler {
-	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], svcs ...client.Object) {
-		for _, o := range svcs {
-			s := o.(*corev1.Service)
-			for _, r := range d.addressRequests(ctx, indexAddressByAssociation, s.Namespace+"/"+s.Name) {
-				q.Add(r)
-			}
-			for _, ip := range ingressIPs(s) {
-				for _, r := range d.addressRequests(ctx, indexAddressByIP, ip) {
-					q.Add(r)
-				}
-			}
-		}
-	}
-	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, q, e.Object)
-		},
-		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
-		},
-		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, q, e.Object)
-		},
-	}
-}
-
-// servicesOfAddress wakes the Service an address is associated with and the
-// Services naming its claim.
-func (d *base) servicesOfAddress(ctx context.Context, o client.Object) []reconcile.Request {
-	a := o.(*v1alpha1.IPAddress)
-	var reqs []reconcile.Request
-	if w := a.Status.AssociatedTo; w != nil {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: w.Namespace, Name: w.Name}})
-	}
-	if ref := a.Spec.ClaimRef; ref != nil {
-		reqs = append(reqs, d.serviceRequests(ctx, ref.Key())...)
-	}
-	return reqs
-}
-
-func (d *base) servicesOfClaim(ctx context.Context, o client.Object) []reconcile.Request {
-	return d.serviceRequests(ctx, o.GetNamespace()+"/"+o.GetName())
-}
-
-func (d *base) serviceRequests(ctx context.Context, claimKey string) []reconcile.Request {
-	return manager.RequestsByIndex(ctx, d, &corev1.ServiceList{}, indexServiceByClaim, claimKey)
 }
