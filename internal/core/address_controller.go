@@ -21,7 +21,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
@@ -32,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // AddressReconciler derives each address's phase and reclaims addresses whose
@@ -226,12 +226,8 @@ func reclaimAddress(ctx context.Context, c client.Client, rec recorder.EventReco
 // writeAddressStatus writes st if it differs from the address's status. The
 // optimistic lock keeps the driver's concurrent changes from being lost.
 func writeAddressStatus(ctx context.Context, c client.Client, a *v1alpha1.IPAddress, st v1alpha1.IPAddressStatus) error {
-	if equality.Semantic.DeepEqual(a.Status, st) {
-		return nil
-	}
-	orig := a.DeepCopy()
-	a.Status = st
-	return c.Status().Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	_, err := manager.PatchStatus(ctx, c, a, func(a *v1alpha1.IPAddress) { a.Status = st })
+	return err
 }
 
 // duplicateOf names the oldest other IPAddress with a's spec.address if it is

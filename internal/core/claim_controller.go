@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // ClaimReconciler binds claims to addresses.
@@ -257,18 +258,14 @@ func (r *ClaimReconciler) ensureMetadata(ctx context.Context, claim *v1alpha1.IP
 
 // writeStatus writes the claim's status if it changed.
 func (r *ClaimReconciler) writeStatus(ctx context.Context, claim *v1alpha1.IPAddressClaim, st v1alpha1.IPAddressClaimStatus) error {
-	if equality.Semantic.DeepEqual(claim.Status, st) {
-		return nil
-	}
-	orig := claim.DeepCopy()
-	claim.Status = st
-	if err := r.Status().Patch(ctx, claim, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	orig := claim.Status.DeepCopy()
+	if wrote, err := manager.PatchStatus(ctx, r.Client, claim, func(c *v1alpha1.IPAddressClaim) { c.Status = st }); err != nil || !wrote {
 		return err
 	}
-	if st.Phase == v1alpha1.ClaimBound && (orig.Status.Phase == "" || orig.Status.Phase == v1alpha1.ClaimPending) {
+	if st.Phase == v1alpha1.ClaimBound && (orig.Phase == "" || orig.Phase == v1alpha1.ClaimPending) {
 		r.metrics.observeBind(r.Clock.Since(claim.CreationTimestamp.Time))
 	}
-	for _, w := range claimWarnings(orig.Status, st) {
+	for _, w := range claimWarnings(*orig, st) {
 		r.Recorder.Eventf(claim, nil, corev1.EventTypeWarning, w.reason, w.action, "%s", w.note)
 	}
 	return nil

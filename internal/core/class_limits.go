@@ -21,12 +21,12 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // reportLimits keeps a class's WithinLimits condition: on a class with
@@ -41,9 +41,10 @@ func (r *ClassReconciler) reportLimits(ctx context.Context, class *v1alpha1.IPAd
 		if prev == nil {
 			return nil
 		}
-		orig := class.DeepCopy()
-		meta.RemoveStatusCondition(&class.Status.Conditions, v1alpha1.ConditionWithinLimits)
-		return r.Status().Patch(ctx, class, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+		_, err := manager.PatchStatus(ctx, r.Client, class, func(c *v1alpha1.IPAddressClass) {
+			meta.RemoveStatusCondition(&c.Status.Conditions, v1alpha1.ConditionWithinLimits)
+		})
+		return err
 	}
 	if prev == nil || prev.ObservedGeneration != class.Generation {
 		if err := r.seedLedgers(ctx, class); err != nil {
@@ -55,12 +56,10 @@ func (r *ClassReconciler) reportLimits(ctx context.Context, class *v1alpha1.IPAd
 		return err
 	}
 	cond := withinLimits(class, overLimit(*limit, ledgers.Items), metav1.NewTime(r.Clock.Now()))
-	orig := class.DeepCopy()
-	meta.SetStatusCondition(&class.Status.Conditions, cond)
-	if equality.Semantic.DeepEqual(orig.Status, class.Status) {
-		return nil
-	}
-	return r.Status().Patch(ctx, class, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	_, err := manager.PatchStatus(ctx, r.Client, class, func(c *v1alpha1.IPAddressClass) {
+		meta.SetStatusCondition(&c.Status.Conditions, cond)
+	})
+	return err
 }
 
 // withinLimits is the WithinLimits condition for the namespaces found over

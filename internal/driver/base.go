@@ -24,13 +24,13 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // base is what the driver's reconcilers share.
@@ -135,12 +135,6 @@ func ips(as []*v1alpha1.IPAddress) []netip.Addr {
 // anything changed, with the resourceVersion it was computed from: a
 // concurrent write by the core fails the patch instead of being lost.
 func (d *base) patchAddressStatus(ctx context.Context, a *v1alpha1.IPAddress, mutate func(*v1alpha1.IPAddressStatus)) error {
-	st := a.Status.DeepCopy()
-	mutate(st)
-	if equality.Semantic.DeepEqual(&a.Status, st) {
-		return nil
-	}
-	orig := a.DeepCopy()
-	a.Status = *st
-	return d.Status().Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	_, err := manager.PatchStatus(ctx, d.Client, a, func(a *v1alpha1.IPAddress) { mutate(&a.Status) })
+	return err
 }

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // Reasons of a class's Rendered condition.
@@ -86,18 +87,21 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		cond.Reason = ReasonOutsideRange
 		cond.Message = fmt.Sprintf("Rendered; addresses still in use outside the class's ranges are kept: %s", joinAddrs(res.Outside))
 	}
-	prev := meta.FindStatusCondition(class.Status.Conditions, v1alpha1.ConditionRendered)
-	orig := class.DeepCopy()
-	if !meta.SetStatusCondition(&class.Status.Conditions, cond) && prev != nil && prev.ObservedGeneration == cond.ObservedGeneration {
-		return ctrl.Result{}, nil
+	// A copy: setting the condition changes the one in the slice in place.
+	said := ""
+	if prev := meta.FindStatusCondition(class.Status.Conditions, v1alpha1.ConditionRendered); prev != nil {
+		said = prev.Message
 	}
-	if err := r.Status().Patch(ctx, class, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	wrote, err := manager.PatchStatus(ctx, r.Client, class, func(c *v1alpha1.IPAddressClass) {
+		meta.SetStatusCondition(&c.Status.Conditions, cond)
+	})
+	if err != nil || !wrote {
 		return ctrl.Result{}, err
 	}
-	if res.Problem != "" && (prev == nil || prev.Message != res.Problem) {
+	if res.Problem != "" && said != res.Problem {
 		r.recorder.Eventf(class, nil, corev1.EventTypeWarning, res.Reason, "Render", "Nothing rendered: %s", res.Problem)
 	}
-	if res.Unusable != "" && (prev == nil || prev.Message != cond.Message) {
+	if res.Unusable != "" && said != cond.Message {
 		r.recorder.Eventf(class, nil, corev1.EventTypeWarning, res.UnusableReason, "Render", "%s", cond.Message)
 	}
 	return ctrl.Result{}, nil

@@ -120,6 +120,20 @@ func TestInvalidAndOverlappingParameters(t *testing.T) {
 		})
 	}
 
+	// A class whose problem changes gets an event for the new one too.
+	t.Run("problem changes", func(t *testing.T) {
+		g := NewWithT(t)
+		name := testkit.Name(t)
+		c := b.Class(name, provisioner, b.Parameters(cases[1].params))
+		kit.Create(g, c)
+		g.Eventually(kit.EventsAbout(g, c, cases[1].reason), timeout, tick).Should(ContainElement(ContainSubstring(cases[1].says)))
+		g.Expect(kit.Get(context.Background(), client.ObjectKeyFromObject(c), c)).To(Succeed())
+		c.Spec.Parameters = b.Class("", "", b.Parameters(cases[0].params)).Spec.Parameters
+		g.Expect(kit.Update(context.Background(), c)).To(Succeed())
+		g.Eventually(classCondition(g, name), timeout, tick).Should(ContainSubstring(cases[0].says))
+		g.Eventually(kit.EventsAbout(g, c, cases[0].reason), timeout, tick).Should(ContainElement(ContainSubstring(cases[0].says)))
+	})
+
 	// The good class keeps working.
 	ns := kit.Namespace(t)
 	kit.Create(g, b.Claim(ns, "web", b.OfClass(good)))
