@@ -339,6 +339,20 @@ func (p *progress) wait(ctx context.Context, cond func() bool) error {
 	return nil
 }
 
+// waitWhileShrinking waits until set is empty, as long as it shrinks at
+// least once every stall.
+func (p *progress) waitWhileShrinking(ctx context.Context, set string, stall time.Duration) error {
+	for n := p.size(set); n > 0; n = p.size(set) {
+		stallCtx, cancel := context.WithTimeout(ctx, stall)
+		err := p.wait(stallCtx, func() bool { return p.size(set) < n })
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // between returns, for every key that reached both milestones, the time
 // from the first to the second (never negative: a watch event may arrive a
 // hair before the write that caused it returns).

@@ -1,0 +1,57 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestWaitWhileShrinkingWaitsForProgressNotForAFixedTime(t *testing.T) {
+	p := newProgress()
+	keys := []string{"a", "b", "c", "d"}
+	for _, k := range keys {
+		p.set("assigned", k, true)
+	}
+	// A key goes every 300 ms: 1.2 s in all, past the stall of a second,
+	// but never a second without progress.
+	go func() {
+		for _, k := range keys {
+			time.Sleep(300 * time.Millisecond)
+			p.set("assigned", k, false)
+		}
+	}()
+	start := time.Now()
+	if err := p.waitWhileShrinking(context.Background(), "assigned", time.Second); err != nil {
+		t.Fatalf("a set that shrinks within every stall: %v", err)
+	}
+	if waited := time.Since(start); waited < time.Second {
+		t.Fatalf("returned after %s, before the last key went", waited)
+	}
+
+	p.set("assigned", "stuck", true)
+	start = time.Now()
+	err := p.waitWhileShrinking(context.Background(), "assigned", 50*time.Millisecond)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a set that never shrinks: got %v, want a deadline", err)
+	}
+	if waited := time.Since(start); waited < 50*time.Millisecond {
+		t.Fatalf("gave up after %s, before the stall of 50ms", waited)
+	}
+}
