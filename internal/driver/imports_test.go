@@ -26,14 +26,14 @@ import (
 const driverPkg = "github.com/cozystack/address-controller/internal/driver"
 
 // backendOf names the backend a package of the driver tree belongs to, or ""
-// for the framework (the driver package and drivertest).
+// for the framework (the driver package, drivertest and placeholder).
 func backendOf(pkg string) string {
 	rest, ok := strings.CutPrefix(pkg, driverPkg+"/")
 	if !ok {
 		return ""
 	}
 	first, _, _ := strings.Cut(rest, "/")
-	if first == "drivertest" {
+	if first == "drivertest" || first == "placeholder" {
 		return ""
 	}
 	return first

@@ -27,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -41,6 +40,7 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
@@ -116,10 +116,11 @@ type Backend struct {
 	paramsMu sync.Mutex
 	params   map[string]decodedParams // by class name
 
-	deleted  deletions
-	buried   deletions
+	// set is the placeholders, written through the gate.
+	set      *placeholder.Set
+	buried   placeholder.Deletions
 	contests contests
-	secret   *secret
+	secret   *placeholder.Secret
 	recorder recorder.EventRecorder
 	// live is the gate: Client fails writes to Services while it is shut.
 	live *liveness
@@ -136,9 +137,12 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.TrustMetalLBAlways {
 		live.trustAlways()
 	}
-	b := &Backend{Client: gatedClient{Client: mgr.GetClient(), gate: live}, live: live, opts: opts, metrics: m,
+	gated := gatedClient{Client: mgr.GetClient(), gate: live}
+	b := &Backend{Client: gated, live: live, opts: opts, metrics: m,
+		set: &placeholder.Set{Client: gated, Namespace: opts.PlaceholderNamespace,
+			Labels: map[string]string{params.LabelManagedBy: params.ManagedByValue}},
 		params:   map[string]decodedParams{},
-		secret:   &secret{reader: mgr.GetAPIReader(), ns: opts.PlaceholderNamespace},
+		secret:   &placeholder.Secret{Reader: mgr.GetAPIReader(), Namespace: opts.PlaceholderNamespace},
 		recorder: mgr.GetEventRecorder(v1alpha1.ProvisionerMetalLB)}
 	if err := b.setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
@@ -167,11 +171,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	parking := driver.NewParking(b)
-	return ctrl.NewControllerManagedBy(mgr).Named("placeholder").
-		For(&corev1.Service{}, builder.WithPredicates(predicate.NewPredicateFuncs(b.isAllocation))).
-		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(b.allocationsOfClaim)).
-		WatchesRawSource(parking.Source()).
-		Complete(manager.RetryConflicts(parking.Wrap(&OrphanReconciler{Backend: b})))
+	orphans := &placeholder.Orphans{Set: b.set, Provisioner: b.Provisioner()}
+	return orphans.Controller(mgr).WatchesRawSource(parking.Source()).
+		Complete(manager.RetryConflicts(parking.Wrap(orphans)))
 }
 
 // Provisioner is the MetalLB driver's name.
@@ -179,9 +181,7 @@ func (b *Backend) Provisioner() string { return v1alpha1.ProvisionerMetalLB }
 
 // Watches wakes the driver's controllers on placeholder and MetalLB changes.
 func (b *Backend) Watches() driver.Watches {
-	placeholders := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return o.GetNamespace() == b.opts.PlaceholderNamespace && o.GetLabels()[v1alpha1.LabelPlaceholder] != ""
-	})
+	placeholders := b.set.Placeholders()
 	deleted := manager.DeleteOnly()
 	objs := metallbObjects()
 	classes := make([]driver.Watch, 0, len(objs))
@@ -200,7 +200,7 @@ func (b *Backend) Watches() driver.Watches {
 	return driver.Watches{
 		Claims: []driver.Watch{
 			{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders},
-				Handler: handler.EnqueueRequestsFromMapFunc(claimOfPlaceholder)},
+				Handler: handler.EnqueueRequestsFromMapFunc(placeholder.ClaimOf)},
 			// A yielded address that its holder has, or that left the
 			// ledger, lets the placeholder that gave it back ask again.
 			{Object: &corev1.Service{}, Handler: handler.EnqueueRequestsFromMapFunc(b.claimsAwaiting)},
@@ -208,44 +208,12 @@ func (b *Backend) Watches() driver.Watches {
 				Predicates: []predicate.Predicate{deleted}},
 		},
 		Addresses: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders},
-			Handler: handler.EnqueueRequestsFromMapFunc(addressOfPlaceholder)}},
+			Handler: handler.EnqueueRequestsFromMapFunc(placeholder.AddressOf)}},
 		// A hold gone lets the carrier's pass pin it.
 		Services: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders, predicate.Or[client.Object](deleted, assigned)},
-			Handler: handler.EnqueueRequestsFromMapFunc(b.carrierOfPlaceholder)}},
+			Handler: handler.EnqueueRequestsFromMapFunc(b.set.CarrierOf)}},
 		Classes: classes,
 	}
-}
-
-func claimOfPlaceholder(_ context.Context, o client.Object) []reconcile.Request {
-	ns, name, ok := splitKey(o.GetAnnotations()[annotationClaim])
-	if !ok {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}}}
-}
-
-func addressOfPlaceholder(_ context.Context, o client.Object) []reconcile.Request {
-	if name := o.GetAnnotations()[annotationAddressName]; name != "" {
-		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: name}}}
-	}
-	return nil
-}
-
-// carrierOfPlaceholder maps a placeholder to the Service its address is
-// associated with, if any.
-func (b *Backend) carrierOfPlaceholder(ctx context.Context, o client.Object) []reconcile.Request {
-	name := o.GetAnnotations()[annotationAddressName]
-	if name == "" {
-		return nil
-	}
-	a := &v1alpha1.IPAddress{}
-	if err := b.Get(ctx, client.ObjectKey{Name: name}, a); err != nil {
-		return nil
-	}
-	if w := a.Status.AssociatedTo; w != nil {
-		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: w.Namespace, Name: w.Name}}}
-	}
-	return nil
 }
 
 // classesToRerender maps a MetalLB object to the class that owns it, or, for
@@ -256,13 +224,4 @@ func (b *Backend) classesToRerender(ctx context.Context, o client.Object) []reco
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: class}}}
 	}
 	return manager.RequestsByIndex(ctx, b, &v1alpha1.IPAddressClassList{}, manager.IndexClassByProvisioner, b.Provisioner())
-}
-
-func splitKey(key string) (string, string, bool) {
-	for i := range key {
-		if key[i] == '/' {
-			return key[:i], key[i+1:], i > 0 && i < len(key)-1
-		}
-	}
-	return "", "", false
 }

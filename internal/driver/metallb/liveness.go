@@ -38,6 +38,7 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+	"github.com/cozystack/address-controller/internal/driver/placeholder"
 )
 
 // The probes: headless ClusterIP Services in the placeholder namespace
@@ -227,7 +228,7 @@ func (l *liveness) write(ctx context.Context, name, stamp string) error {
 		probe.Labels = map[string]string{params.LabelManagedBy: params.ManagedByValue}
 		probe.Annotations = map[string]string{annotationAllocatedFromPool: probePool, annotationProbeAsked: stamp}
 		probe.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone,
-			Ports: []corev1.ServicePort{{Name: "probe", Port: placeholderPort, Protocol: corev1.ProtocolTCP}}}
+			Ports: []corev1.ServicePort{{Name: "probe", Port: placeholder.Port, Protocol: corev1.ProtocolTCP}}}
 		return l.client.Create(ctx, probe)
 	}
 	if err != nil {

@@ -16,16 +16,7 @@ limitations under the License.
 
 package metallb
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"strings"
-
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
-
-	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-)
+import "github.com/cozystack/address-controller/internal/driver/placeholder"
 
 // MetalLB's annotations, current and legacy.
 const (
@@ -51,21 +42,14 @@ const (
 
 // Names the driver puts on placeholder Services.
 const (
-	// annotationClaim records "namespace/name" of the claim an allocation
-	// placeholder provisions for.
-	annotationClaim = "local.sdn.cozystack.io/claim"
-	// annotationAddressName records the full name of the IPAddress a
-	// placeholder holds (LabelAddress carries a label-safe key of it).
-	annotationAddressName = "local.sdn.cozystack.io/address-name"
 	// LabelWithdrawn marks a Service whose pin the driver withdrew, or an
 	// allocation placeholder giving back an address it was offered. The
 	// driver's pools refuse such Services, so MetalLB takes back the address
-	// it would otherwise keep. Its value is a mark only the driver can
-	// compute (see withdrawnMark).
-	LabelWithdrawn = "local.sdn.cozystack.io/withdrawn"
+	// it would otherwise keep.
+	LabelWithdrawn = placeholder.LabelWithdrawn
 	// annotationSharedBy records the allow-shared-ip key the driver wrote on
 	// a workload for a shared handoff.
-	annotationSharedBy = "local.sdn.cozystack.io/sharing-key"
+	annotationSharedBy = placeholder.AnnotationSharedBy
 	// annotationRetry is the retry token a pinned Service was last written
 	// in; writing a new one makes MetalLB process the Service again.
 	annotationRetry = "local.sdn.cozystack.io/retry"
@@ -74,40 +58,3 @@ const (
 	// placeholder gives it back and waits until its rightful holder has it.
 	annotationYieldedTo = "local.sdn.cozystack.io/yielded-to"
 )
-
-// placeholderPort is the one port a placeholder declares: a LoadBalancer
-// Service needs one, and with no selector nothing ever answers on it.
-const placeholderPort = 9
-
-// allocationName is the deterministic name of the placeholder that asks
-// MetalLB for a claim's address of one family: racing reconciles collide on
-// create instead of allocating twice.
-func allocationName(claim types.UID, family v1alpha1.IPFamily) string {
-	suffix := "4"
-	if family == v1alpha1.IPv6 {
-		suffix = "6"
-	}
-	return "alloc-" + string(claim) + "-v" + suffix
-}
-
-// holdName is the deterministic name of the placeholder holding an address.
-func holdName(addressName string) string {
-	if name := "hold-" + addressName; len(validation.IsDNS1035Label(name)) == 0 {
-		return name
-	}
-	return "hold-" + digest(addressName)
-}
-
-// addressKey is a label-safe key of an IPAddress name: the name itself when
-// it is a valid label value (driver-created names always are).
-func addressKey(addressName string) string {
-	if len(validation.IsValidLabelValue(addressName)) == 0 {
-		return addressName
-	}
-	return "h-" + digest(addressName)
-}
-
-func digest(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return strings.ToLower(hex.EncodeToString(sum[:]))[:20]
-}

@@ -41,6 +41,7 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	"github.com/cozystack/address-controller/internal/ipaddr"
 	"github.com/cozystack/address-controller/internal/manager"
 )
@@ -104,15 +105,15 @@ func (r *PhantomReconciler) suspects(ctx context.Context, msg string) ([]string,
 	if !ip.IsValid() {
 		return names, nil
 	}
-	names = append(names, holdName(ipaddr.ObjectName(ip)))
+	names = append(names, placeholder.HoldName(ipaddr.ObjectName(ip)))
 	list := &v1alpha1.IPAddressList{}
 	if err := r.List(ctx, list, client.MatchingFields{manager.IndexAddressByIP: ip.String()}); err != nil {
 		return nil, err
 	}
 	for _, a := range list.Items {
-		names = append(names, holdName(a.Name))
+		names = append(names, placeholder.HoldName(a.Name))
 		if a.Spec.ClaimRef != nil && a.Spec.ClaimRef.UID != "" {
-			names = append(names, allocationName(a.Spec.ClaimRef.UID, v1alpha1.FamilyOf(ip)))
+			names = append(names, placeholder.AllocationName(a.Spec.ClaimRef.UID, v1alpha1.FamilyOf(ip)))
 		}
 	}
 	return names, nil
@@ -124,14 +125,14 @@ func blamed(msg, ns string) ([]string, netip.Addr) {
 	if m := inUseBy.FindStringSubmatch(msg); m != nil {
 		var names []string
 		for key := range strings.SplitSeq(m[1], ",") {
-			if n, name, ok := splitKey(key); ok && n == ns {
+			if n, name, ok := placeholder.SplitKey(key); ok && n == ns {
 				names = append(names, name)
 			}
 		}
 		return names, netip.Addr{}
 	}
 	m := portInUse.FindStringSubmatch(msg)
-	if m == nil || m[1] != string(corev1.ProtocolTCP) || m[2] != strconv.Itoa(placeholderPort) {
+	if m == nil || m[1] != string(corev1.ProtocolTCP) || m[2] != strconv.Itoa(placeholder.Port) {
 		return nil, netip.Addr{}
 	}
 	ip, err := netip.ParseAddr(m[3])
@@ -148,7 +149,7 @@ func (r *PhantomReconciler) bury(ctx context.Context, name, why string) error {
 	if err := r.Get(ctx, key, &corev1.Service{}); !apierrors.IsNotFound(err) {
 		return err
 	}
-	if !r.buried.begin(types.UID(name), time.Now()) {
+	if !r.buried.Begin(types.UID(name), time.Now()) {
 		return nil
 	}
 	ts := &corev1.Service{}
@@ -157,13 +158,13 @@ func (r *PhantomReconciler) bury(ctx context.Context, name, why string) error {
 	// MetalLB removes this annotation once it has handled the tombstone; the
 	// address's pass, which may wait for the name, wakes when it goes.
 	ts.Annotations = map[string]string{annotationAllocatedFromPool: "phantom"}
-	if address, ok := strings.CutPrefix(name, "hold-"); ok && holdName(address) == name {
-		ts.Annotations[annotationAddressName] = address
+	if address, ok := strings.CutPrefix(name, "hold-"); ok && placeholder.HoldName(address) == name {
+		ts.Annotations[placeholder.AnnotationAddressName] = address
 	}
 	ts.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone,
-		Ports: []corev1.ServicePort{{Name: "placeholder", Port: placeholderPort, Protocol: corev1.ProtocolTCP}}}
+		Ports: []corev1.ServicePort{{Name: "placeholder", Port: placeholder.Port, Protocol: corev1.ProtocolTCP}}}
 	if err := r.Create(ctx, ts); err != nil {
-		r.buried.forget(types.UID(name))
+		r.buried.Forget(types.UID(name))
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}
@@ -183,12 +184,12 @@ func (r *PhantomReconciler) bury(ctx context.Context, name, why string) error {
 // and names the claim on the tombstone, so that the tombstone's deletion
 // wakes the claim to ask again.
 func (b *Backend) awaitTombstone(ctx context.Context, ts *corev1.Service, claim *v1alpha1.IPAddressClaim) (driver.Reservation, error) {
-	if ts.Annotations[annotationClaim] != claim.ClaimKey() {
+	if ts.Annotations[placeholder.AnnotationClaim] != claim.ClaimKey() {
 		orig := ts.DeepCopy()
 		if ts.Annotations == nil {
 			ts.Annotations = map[string]string{}
 		}
-		ts.Annotations[annotationClaim] = claim.ClaimKey()
+		ts.Annotations[placeholder.AnnotationClaim] = claim.ClaimKey()
 		if err := b.Patch(ctx, ts, client.MergeFrom(orig)); err != nil {
 			return driver.Reservation{}, client.IgnoreNotFound(err)
 		}
@@ -208,7 +209,7 @@ func (r *Tombstones) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if ts.DeletionTimestamp != nil || ts.Annotations[annotationAllocatedFromPool] != "" {
 		return ctrl.Result{}, nil // MetalLB's removal of the annotation wakes this pass
 	}
-	return ctrl.Result{}, r.deletePlaceholder(ctx, ts)
+	return ctrl.Result{}, r.set.Delete(ctx, ts)
 }
 
 // setupPhantoms registers the phantom and tombstone reconcilers. The events

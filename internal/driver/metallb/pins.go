@@ -18,24 +18,15 @@ package metallb
 
 import (
 	"context"
-	"encoding/json"
 	"net/netip"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
-)
-
-// Keys of the metadata merge patches the driver writes on Services.
-const (
-	metaAnnotations = "annotations"
-	metaLabels      = "labels"
+	"github.com/cozystack/address-controller/internal/driver/placeholder"
 )
 
 // Pin writes metallb.io/loadBalancerIPs (IPv4 first) and the driver's
@@ -43,7 +34,7 @@ const (
 // the holds' allow-shared-ip key with its marker and the carrier finalizer;
 // it lifts a withdrawal.
 func (b *Backend) Pin(ctx context.Context, svc *corev1.Service, addrs []netip.Addr, opts driver.PinOptions) error {
-	value := joinIPs(addrs)
+	value := placeholder.JoinIPs(addrs)
 	annotations := map[string]any{
 		annotationLoadBalancerIPs:   value,
 		v1alpha1.AnnotationPinnedBy: value,
@@ -56,11 +47,11 @@ func (b *Backend) Pin(ctx context.Context, svc *corev1.Service, addrs []netip.Ad
 		annotations[annotationAllowSharedIP] = nil
 		annotations[annotationSharedBy] = nil
 	}
-	meta := map[string]any{metaAnnotations: annotations, metaLabels: map[string]any{LabelWithdrawn: nil}}
+	meta := map[string]any{placeholder.MetaAnnotations: annotations, placeholder.MetaLabels: map[string]any{LabelWithdrawn: nil}}
 	if opts.Finalizer != "" && !controllerutil.ContainsFinalizer(svc, opts.Finalizer) {
 		meta["finalizers"] = []string{opts.Finalizer}
 	}
-	return b.patchMeta(ctx, svc, meta)
+	return placeholder.PatchMeta(ctx, b, svc, meta)
 }
 
 // Unpin withdraws a pin the driver wrote: the pin goes if it is still the
@@ -84,17 +75,17 @@ func (b *Backend) Unpin(ctx context.Context, svc *corev1.Service, finalizer stri
 		if _, ok := svc.Annotations[annotationSharedBy]; ok {
 			annotations[annotationSharedBy] = nil
 		}
-		mark, err := b.withdrawnMark(ctx, svc)
+		mark, err := b.secret.Withdrawn(ctx, svc)
 		if err != nil {
 			return err
 		}
-		meta[metaAnnotations] = annotations
-		meta[metaLabels] = map[string]any{LabelWithdrawn: mark}
+		meta[placeholder.MetaAnnotations] = annotations
+		meta[placeholder.MetaLabels] = map[string]any{LabelWithdrawn: mark}
 	}
 	if len(meta) == 0 {
 		return nil
 	}
-	return b.patchMeta(ctx, svc, meta)
+	return placeholder.PatchMeta(ctx, b, svc, meta)
 }
 
 // Retry writes token on svc, or on a's hold when svc is nil, unless it
@@ -103,7 +94,7 @@ func (b *Backend) Unpin(ctx context.Context, svc *corev1.Service, finalizer stri
 // reprocessing.
 func (b *Backend) Retry(ctx context.Context, a *v1alpha1.IPAddress, svc *corev1.Service, token string) error {
 	if svc == nil {
-		phs, err := b.placeholdersOf(ctx, a.Name, false)
+		phs, err := b.set.Of(ctx, a.Name, false)
 		if err != nil || len(phs) == 0 {
 			return err
 		}
@@ -114,7 +105,7 @@ func (b *Backend) Retry(ctx context.Context, a *v1alpha1.IPAddress, svc *corev1.
 	}
 	log.FromContext(ctx).V(1).Info("Asking MetalLB again for a pinned Service", "service", svc.Namespace+"/"+svc.Name, "token", token)
 	b.metrics.retries.Inc()
-	return b.patchMeta(ctx, svc, map[string]any{metaAnnotations: map[string]any{annotationRetry: token}})
+	return placeholder.PatchMeta(ctx, b, svc, map[string]any{placeholder.MetaAnnotations: map[string]any{annotationRetry: token}})
 }
 
 // PinnedTo reads the addresses svc is pinned to, from MetalLB's annotation,
@@ -128,30 +119,7 @@ func (b *Backend) PinnedTo(svc *corev1.Service) ([]netip.Addr, bool) {
 	if value == "" {
 		value = svc.Spec.LoadBalancerIP //nolint:staticcheck // still honoured by MetalLB
 	}
-	var out []netip.Addr
-	for s := range strings.SplitSeq(value, ",") {
-		if ip, err := netip.ParseAddr(strings.TrimSpace(s)); err == nil {
-			out = append(out, ip)
-		}
-	}
+	out := placeholder.SplitIPs(value)
 	marker, ok := svc.Annotations[v1alpha1.AnnotationPinnedBy]
 	return out, ok && marker == svc.Annotations[annotationLoadBalancerIPs] && len(out) > 0
-}
-
-// patchMeta applies a strategic merge patch to svc's metadata: maps merge,
-// nil deletes a key, and finalizers are added or removed one by one.
-func (b *Backend) patchMeta(ctx context.Context, svc *corev1.Service, meta map[string]any) error {
-	patch, err := json.Marshal(map[string]any{"metadata": meta})
-	if err != nil {
-		return err
-	}
-	return client.IgnoreNotFound(b.Patch(ctx, svc, client.RawPatch(types.StrategicMergePatchType, patch)))
-}
-
-func joinIPs(addrs []netip.Addr) string {
-	s := make([]string, len(addrs))
-	for i, a := range addrs {
-		s[i] = a.String()
-	}
-	return strings.Join(s, ",")
 }

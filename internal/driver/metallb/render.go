@@ -22,7 +22,6 @@ import (
 	"net/netip"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -33,6 +32,7 @@ import (
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/ipaddr"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // Reasons of a class's Rendered condition when nothing is rendered.
@@ -68,7 +68,7 @@ func (b *Backend) RenderClass(ctx context.Context, class *v1alpha1.IPAddressClas
 
 	pool, adv := Rendering(class, b.opts.MetalLBNamespace, p, keep)
 	for _, obj := range []*unstructured.Unstructured{pool, adv} {
-		if err := b.apply(ctx, obj); err != nil {
+		if err := manager.ApplyIfChanged(ctx, b, obj, fieldOwner); err != nil {
 			return driver.RenderResult{}, err
 		}
 	}
@@ -119,23 +119,6 @@ func Rendering(class *v1alpha1.IPAddressClass, namespace string, p *params.Param
 // FieldOwner is the server-side apply manager of the objects the driver
 // renders.
 const FieldOwner = fieldOwner
-
-// apply writes obj with server-side apply, unless the cached copy already
-// says the same.
-func (b *Backend) apply(ctx context.Context, obj *unstructured.Unstructured) error {
-	cur := &unstructured.Unstructured{}
-	cur.SetGroupVersionKind(obj.GroupVersionKind())
-	err := b.Get(ctx, client.ObjectKeyFromObject(obj), cur)
-	if err == nil && equality.Semantic.DeepEqual(cur.Object["spec"], obj.Object["spec"]) &&
-		equality.Semantic.DeepEqual(cur.GetLabels(), obj.GetLabels()) &&
-		equality.Semantic.DeepEqual(cur.GetOwnerReferences(), obj.GetOwnerReferences()) {
-		return nil
-	}
-	if client.IgnoreNotFound(err) != nil {
-		return err
-	}
-	return b.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(fieldOwner), client.ForceOwnership)
-}
 
 func (b *Backend) deleteIfOwned(ctx context.Context, gvk schema.GroupVersionKind, name string, owner metav1.Object) error {
 	obj := &unstructured.Unstructured{}

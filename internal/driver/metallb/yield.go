@@ -30,6 +30,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
+	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
@@ -77,13 +78,13 @@ func (b *Backend) recordedElsewhere(ctx context.Context, ip netip.Addr, claim *v
 // and remembers what it gave back.
 func (b *Backend) yield(ctx context.Context, ph *corev1.Service, claim *v1alpha1.IPAddressClaim, owner *v1alpha1.IPAddress,
 	ip netip.Addr) (driver.Reservation, error) {
-	mark, err := b.withdrawnMark(ctx, ph)
+	mark, err := b.secret.Withdrawn(ctx, ph)
 	if err != nil {
 		return driver.Reservation{}, err
 	}
-	if err := b.patchMeta(ctx, ph, map[string]any{
-		metaLabels:      map[string]any{LabelWithdrawn: mark},
-		metaAnnotations: map[string]any{annotationYieldedTo: ip.String()},
+	if err := placeholder.PatchMeta(ctx, b, ph, map[string]any{
+		placeholder.MetaLabels:      map[string]any{LabelWithdrawn: mark},
+		placeholder.MetaAnnotations: map[string]any{annotationYieldedTo: ip.String()},
 	}); err != nil {
 		return driver.Reservation{}, err
 	}
@@ -130,15 +131,15 @@ func (b *Backend) awaitRightfulHolder(ctx context.Context, ph *corev1.Service, y
 		held := false
 		for i := range svcs.Items {
 			s := &svcs.Items[i]
-			held = held || s.UID != ph.UID && !b.isAllocation(s)
+			held = held || s.UID != ph.UID && !b.set.IsAllocation(s)
 		}
 		if !held {
 			return waiting, nil
 		}
 	}
-	if err := b.patchMeta(ctx, ph, map[string]any{
-		metaLabels:      map[string]any{LabelWithdrawn: nil},
-		metaAnnotations: map[string]any{annotationYieldedTo: nil},
+	if err := placeholder.PatchMeta(ctx, b, ph, map[string]any{
+		placeholder.MetaLabels:      map[string]any{LabelWithdrawn: nil},
+		placeholder.MetaAnnotations: map[string]any{annotationYieldedTo: nil},
 	}); err != nil {
 		return driver.Reservation{}, err
 	}
@@ -167,7 +168,7 @@ func (b *Backend) claimsAwaiting(ctx context.Context, o client.Object) []reconci
 			return nil
 		}
 		for i := range list.Items {
-			reqs = append(reqs, claimOfPlaceholder(ctx, &list.Items[i])...)
+			reqs = append(reqs, placeholder.ClaimOf(ctx, &list.Items[i])...)
 		}
 	}
 	return reqs

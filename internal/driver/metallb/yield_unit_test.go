@@ -22,6 +22,8 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/cozystack/address-controller/internal/driver/placeholder"
 )
 
 func TestContestsWarnAtTheThirdYieldThenEveryTenth(t *testing.T) {
@@ -66,7 +68,7 @@ func TestShareable(t *testing.T) {
 			s.Spec.Selector = nil
 		}), ""},
 		{"UDP on the hold's port", svc(func(s *corev1.Service) {
-			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Port: placeholderPort, Protocol: corev1.ProtocolUDP})
+			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Port: placeholder.Port, Protocol: corev1.ProtocolUDP})
 		}), ""},
 		{"the driver's own key", svc(func(s *corev1.Service) {
 			s.Annotations[annotationAllowSharedIP], s.Annotations[annotationSharedBy] = "iad-x", "iad-x"
@@ -75,7 +77,7 @@ func TestShareable(t *testing.T) {
 			s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 		}), "LocalTrafficPolicy"},
 		{"TCP on the hold's port", svc(func(s *corev1.Service) {
-			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Port: placeholderPort})
+			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Port: placeholder.Port})
 		}), "PortCollision"},
 		{"a key of its own", svc(func(s *corev1.Service) { s.Annotations[annotationAllowSharedIP] = "mine" }), "HandWrittenSharingKey"},
 		{"a legacy key of its own", svc(func(s *corev1.Service) { s.Annotations[annotationLegacyAllowSharedIP] = "mine" }), "HandWrittenSharingKey"},

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package metallb
+package placeholder
 
 import (
 	"testing"
@@ -24,23 +24,23 @@ import (
 )
 
 func TestDeletionsSendEachDeleteOnce(t *testing.T) {
-	var d deletions
+	var d Deletions
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	if !d.begin("a", t0) {
+	if !d.Begin("a", t0) {
 		t.Fatal("a first deletion must go ahead")
 	}
-	if d.begin("a", t0.Add(time.Second)) {
+	if d.Begin("a", t0.Add(time.Second)) {
 		t.Fatal("a second deletion of the same placeholder right after the first must be skipped")
 	}
-	if !d.begin("b", t0.Add(time.Second)) {
+	if !d.Begin("b", t0.Add(time.Second)) {
 		t.Fatal("another placeholder's deletion must go ahead")
 	}
-	d.forget("b")
-	if !d.begin("b", t0.Add(2*time.Second)) {
+	d.Forget("b")
+	if !d.Begin("b", t0.Add(2*time.Second)) {
 		t.Fatal("after a failed deletion, the next must go ahead")
 	}
 	later := t0.Add(deletionMemory + 3*time.Second)
-	if !d.begin("a", later) {
+	if !d.Begin("a", later) {
 		t.Fatal("a deletion older than the memory must not block a new one")
 	}
 	if _, ok := d.at[types.UID("b")]; ok {

@@ -1,0 +1,123 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package placeholder
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+
+// LabelWithdrawn marks a Service whose pin the driver withdrew, or an
+// allocation placeholder giving back an address it was offered: until the
+// allocator takes the address back, such a Service still reports it and is
+// no thief. Its value is a mark only the driver can compute (see
+// Secret.Withdrawn), and the charts' admission policies reserve it to the
+// driver.
+const LabelWithdrawn = "local.sdn.cozystack.io/withdrawn"
+
+// Secret is what makes the driver's sharing keys and marks unguessable: the
+// UID of the placeholder namespace, which tenants cannot read (a namespace is
+// cluster-scoped). It is read once, when first needed.
+type Secret struct {
+	// Reader reads the namespace; the manager's API reader, since the cache
+	// holds no namespaces.
+	Reader client.Reader
+	// Namespace is the placeholder namespace.
+	Namespace string
+
+	mu  sync.Mutex
+	key []byte
+}
+
+// get returns the secret, reading it on first use.
+func (s *Secret) get(ctx context.Context) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.key == nil {
+		ns := &corev1.Namespace{}
+		if err := s.Reader.Get(ctx, client.ObjectKey{Name: s.Namespace}, ns); err != nil {
+			return nil, fmt.Errorf("reading the placeholder namespace %s: %w", s.Namespace, err)
+		}
+		s.key = []byte(ns.UID)
+	}
+	return s.key, nil
+}
+
+// Mark derives a label-safe value from the secret and parts.
+func (s *Secret) Mark(ctx context.Context, parts ...string) (string, error) {
+	key, err := s.get(ctx)
+	if err != nil {
+		return "", err
+	}
+	mac := hmac.New(sha256.New, key)
+	for _, p := range parts {
+		mac.Write([]byte(p))
+		mac.Write([]byte{0})
+	}
+	return hex.EncodeToString(mac.Sum(nil))[:24], nil
+}
+
+// ClaimKey is the sharing key of a claim's addresses: one key per binding
+// (both addresses of a Dual claim carry it, so that a dual-stack workload can
+// share them), derived from the claim's UID.
+func (s *Secret) ClaimKey(ctx context.Context, claim *v1alpha1.IPAddressClaim) (string, error) {
+	return s.sharingKey(ctx, "claim", string(claim.UID))
+}
+
+// HoldKey is the sharing key a's hold carries: its claim's, or, for an
+// address bound to no claim, one of its own.
+func (s *Secret) HoldKey(ctx context.Context, a *v1alpha1.IPAddress) (string, error) {
+	if ref := a.Spec.ClaimRef; ref != nil && ref.UID != "" {
+		return s.sharingKey(ctx, "claim", string(ref.UID))
+	}
+	return s.sharingKey(ctx, "address", string(a.UID))
+}
+
+func (s *Secret) sharingKey(ctx context.Context, parts ...string) (string, error) {
+	m, err := s.Mark(ctx, parts...)
+	if err != nil {
+		return "", err
+	}
+	return "iad-" + m, nil
+}
+
+// Withdrawn is the value of LabelWithdrawn the driver writes on svc.
+func (s *Secret) Withdrawn(ctx context.Context, svc *corev1.Service) (string, error) {
+	return s.Mark(ctx, "withdrawn", string(svc.UID))
+}
+
+// IsWithdrawn reports whether svc carries the withdrawn mark the driver
+// computed for it.
+func (s *Secret) IsWithdrawn(svc *corev1.Service) bool {
+	value := svc.Labels[LabelWithdrawn]
+	if value == "" {
+		return false
+	}
+	want, err := s.Withdrawn(context.Background(), svc)
+	return err == nil && value == want
+}
