@@ -23,6 +23,10 @@ package v1alpha1
 // metallb-iad. A class with this provisioner is served by it.
 const ProvisionerMetalLB = "metallb.drivers.local.sdn.cozystack.io"
 
+// ProvisionerCilium is the provisioner name of the Cilium LB-IPAM driver,
+// cilium-iad. A class with this provisioner is served by it.
+const ProvisionerCilium = "cilium.drivers.local.sdn.cozystack.io"
+
 // Annotations.
 const (
 	// AnnotationIsDefaultClass on an IPAddressClass, set to "true", makes it the

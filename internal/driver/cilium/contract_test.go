@@ -1,0 +1,98 @@
+//go:build cilium
+
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cilium_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver/cilium"
+	"github.com/cozystack/address-controller/internal/driver/drivertest"
+	"github.com/cozystack/address-controller/internal/driver/placeholder"
+	"github.com/cozystack/address-controller/test/inprocess"
+)
+
+// placeholderNS is the Cilium driver's placeholder namespace in these tests.
+const placeholderNS = "cilium-iad-system"
+
+// TestContract runs the driver contract with the real Cilium operator's
+// LB-IPAM as the allocator.
+func TestContract(t *testing.T) {
+	err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: placeholderNS}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	drivertest.Run(t, testCluster.Config, contractHarness{})
+}
+
+type contractHarness struct{}
+
+func (contractHarness) Provisioner() string { return v1alpha1.ProvisionerCilium }
+
+func (contractHarness) StartDriver(t *testing.T, cfg *rest.Config) *inprocess.Manager {
+	opts := cilium.Options{PlaceholderNamespace: placeholderNS}
+	opts.Driver.Concurrency = 4
+	return inprocess.Start(t, cfg, func(mgr ctrl.Manager) error { return cilium.Setup(mgr, opts) }, opts.ManagerOptions)
+}
+
+// Ranges are carved apart from the recording tests' pools (10.200.x.0/28
+// and up): LB-IPAM refuses overlapping pools.
+func (contractHarness) Ranges() (v4, v6 netip.Prefix) {
+	n := nextRange.Add(1)
+	return netip.MustParsePrefix(fmt.Sprintf("10.%d.%d.0/28", 230+n/250, n%250)),
+		netip.MustParsePrefix(fmt.Sprintf("fd00:c1:%x::/124", n))
+}
+
+func (contractHarness) Parameters(ranges ...netip.Prefix) string {
+	raw, _ := json.Marshal(map[string]any{"addresses": ranges})
+	return string(raw)
+}
+
+// Leftovers are the class's placeholders and rendered pool.
+func (contractHarness) Leftovers(ctx context.Context, c client.Client, class string) ([]string, error) {
+	var out []string
+	phs := &corev1.ServiceList{}
+	if err := c.List(ctx, phs, client.InNamespace(placeholderNS), client.MatchingLabels{v1alpha1.LabelClass: class}); err != nil {
+		return nil, err
+	}
+	for _, s := range phs.Items {
+		out = append(out, "Service "+s.Namespace+"/"+s.Name)
+	}
+	pools := &unstructured.UnstructuredList{}
+	pools.SetGroupVersionKind(cilium.PoolGVK.GroupVersion().WithKind(cilium.PoolGVK.Kind + "List"))
+	if err := c.List(ctx, pools, client.MatchingLabels{v1alpha1.LabelClass: placeholder.LabelValue(class)}); err != nil {
+		return nil, err
+	}
+	for _, p := range pools.Items {
+		out = append(out, cilium.PoolGVK.Kind+" "+p.GetName())
+	}
+	return out, nil
+}

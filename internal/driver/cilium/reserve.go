@@ -1,0 +1,191 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cilium
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
+	"github.com/cozystack/address-controller/internal/driver/placeholder"
+	"github.com/cozystack/address-controller/internal/ipaddr"
+	"github.com/cozystack/address-controller/internal/manager"
+)
+
+// Reserve asks LB-IPAM for an address of family for claim, through an
+// allocation placeholder its class's pool selects, and once LB-IPAM has
+// assigned one, pins the placeholder to it and labels it with the IPAddress
+// name to come.
+//
+// An address the ledger records for someone else (LB-IPAM may offer one
+// while it is between its hold and its carrier) is given back by deleting
+// the placeholder: LB-IPAM retries every Service it could not serve on each
+// deletion, the rightful holder among them, and the claim asks again.
+func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, class *v1alpha1.IPAddressClass,
+	family v1alpha1.IPFamily) (driver.Reservation, error) {
+	ph := &corev1.Service{}
+	key := client.ObjectKey{Namespace: b.opts.PlaceholderNamespace, Name: placeholder.AllocationName(claim.UID, family)}
+	if err := b.Get(ctx, key, ph); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return driver.Reservation{}, err
+		}
+		ph = b.set.NewAllocation(claim, class.Name, family)
+		ph.Labels[LabelPool] = placeholder.LabelValue(class.Name)
+		if err := b.Create(ctx, ph); err != nil && !apierrors.IsAlreadyExists(err) {
+			return driver.Reservation{}, err
+		}
+		return driver.Reservation{Waiting: "Asked Cilium's LB-IPAM for an address"}, nil
+	}
+	if ph.DeletionTimestamp != nil {
+		return driver.Reservation{Waiting: "Waiting for the previous request to go"}, nil
+	}
+	if ph.Labels[v1alpha1.LabelClass] != class.Name {
+		// The claim moved to another class while it waited: the old request
+		// goes, and the new class is asked once it is gone (its deletion
+		// wakes the claim).
+		if err := b.set.Delete(ctx, ph); err != nil {
+			return driver.Reservation{}, err
+		}
+		return driver.Reservation{Waiting: fmt.Sprintf("Withdrawing the request to class %s", ph.Labels[v1alpha1.LabelClass])}, nil
+	}
+	ip, ok := placeholder.IngressOfFamily(ph, family)
+	if !ok {
+		return driver.Reservation{Waiting: fmt.Sprintf(
+			"Waiting for Cilium's LB-IPAM to assign an %s address from CiliumLoadBalancerIPPool %s (exhausted, or the operator not running)",
+			family, poolName(class.Name))}, nil
+	}
+	if owner, err := b.recordedElsewhere(ctx, ip, claim); err != nil || owner != "" {
+		if err != nil {
+			return driver.Reservation{}, err
+		}
+		log.FromContext(ctx).Info("LB-IPAM offered an address the ledger records; giving it back", "address", ip, "recordedBy", owner)
+		if err := b.set.Delete(ctx, ph); err != nil {
+			return driver.Reservation{}, err
+		}
+		return driver.Reservation{Waiting: fmt.Sprintf("Gave back %s, which IPAddress %s records; asking again", ip, owner)}, nil
+	}
+	name := ipaddr.ObjectName(ip)
+	if ph.Annotations[annotationIPs] != ip.String() || ph.Labels[v1alpha1.LabelAddress] != placeholder.AddressKey(name) {
+		if err := placeholder.PatchMeta(ctx, b, ph, map[string]any{
+			placeholder.MetaAnnotations: map[string]any{annotationIPs: ip.String(), placeholder.AnnotationAddressName: name},
+			placeholder.MetaLabels:      map[string]any{v1alpha1.LabelAddress: placeholder.AddressKey(name)},
+		}); err != nil {
+			return driver.Reservation{}, err
+		}
+	}
+	return driver.Reservation{Address: ip}, nil
+}
+
+// recordedElsewhere names the IPAddress that records ip for someone other
+// than claim, if one does.
+func (b *Backend) recordedElsewhere(ctx context.Context, ip netip.Addr, claim *v1alpha1.IPAddressClaim) (string, error) {
+	list := &v1alpha1.IPAddressList{}
+	if err := b.List(ctx, list, client.MatchingFields{manager.IndexAddressByIP: ip.String()}); err != nil {
+		return "", err
+	}
+	for _, a := range list.Items {
+		if ref := a.Spec.ClaimRef; ref == nil || ref.UID != claim.UID {
+			return a.Name, nil
+		}
+	}
+	return "", nil
+}
+
+// Hold keeps a reserved in LB-IPAM's books with a placeholder Service pinned
+// to it, owned by the address, carrying the address's sharing key (open to
+// every namespace: only the driver knows the key) so that a workload can
+// join it. A placeholder Reserve left for it is adopted; extra ones go.
+func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass, _ string) (driver.HoldState, error) {
+	ip, err := a.IP()
+	if err != nil {
+		return driver.HoldState{Reason: v1alpha1.ReasonInvalidAddress, Message: err.Error()}, nil
+	}
+	key, err := b.secret.HoldKey(ctx, a)
+	if err != nil {
+		return driver.HoldState{}, err
+	}
+	phs, err := b.set.Of(ctx, a.Name, false)
+	if err != nil {
+		return driver.HoldState{}, err
+	}
+	slices.SortFunc(phs, func(x, y *corev1.Service) int {
+		return placeholder.Rank(x, ip, annotationIPs) - placeholder.Rank(y, ip, annotationIPs)
+	})
+	for _, extra := range phs[min(len(phs), 1):] {
+		if err := b.set.Delete(ctx, extra); err != nil {
+			return driver.HoldState{}, err
+		}
+	}
+	var ph *corev1.Service
+	if len(phs) == 0 {
+		ph = b.set.New(placeholder.HoldName(a.Name), class.Name, a.Family())
+		markHold(ph, a, class.Name, ip, key)
+		if err := b.Create(ctx, ph); err != nil && !apierrors.IsAlreadyExists(err) {
+			return driver.HoldState{}, err
+		}
+	} else {
+		ph = phs[0]
+		orig := ph.DeepCopy()
+		markHold(ph, a, class.Name, ip, key)
+		if !placeholder.EqualMeta(orig, ph) {
+			if err := b.Patch(ctx, ph, client.MergeFrom(orig)); err != nil {
+				return driver.HoldState{}, client.IgnoreNotFound(err)
+			}
+		}
+	}
+	if got, ok := placeholder.IngressOfFamily(ph, a.Family()); ok && got == ip {
+		return driver.HoldState{Held: true, Reason: driver.ReasonHeld,
+			Message: fmt.Sprintf("Cilium's LB-IPAM assigns %s to placeholder %s/%s", ip, ph.Namespace, ph.Name)}, nil
+	}
+	if covered, known := b.poolCovers(ctx, class.Name, ip); known && !covered {
+		return driver.HoldState{Lost: true, Reason: driver.ReasonBackendLost,
+			Message: fmt.Sprintf("%s is outside CiliumLoadBalancerIPPool %s; LB-IPAM cannot hold it", ip, poolName(class.Name))}, nil
+	}
+	return driver.HoldState{Reason: driver.ReasonHoldPending,
+		Message: fmt.Sprintf("Placeholder %s/%s waits for Cilium's LB-IPAM to assign %s", ph.Namespace, ph.Name, ip)}, nil
+}
+
+// markHold makes ph a's hold: selected by the class's pool, pinned to the
+// address, and carrying its sharing key.
+func markHold(ph *corev1.Service, a *v1alpha1.IPAddress, class string, ip netip.Addr, key string) {
+	placeholder.MarkHold(ph, a)
+	ph.Labels[LabelPool] = placeholder.LabelValue(class)
+	ph.Annotations[annotationIPs] = ip.String()
+	ph.Annotations[annotationSharingKey] = key
+	ph.Annotations[annotationCrossNamespace] = "*"
+}
+
+// Unhold deletes every placeholder of an address; LB-IPAM frees the address
+// with them. It reports true once the cache shows none left.
+func (b *Backend) Unhold(ctx context.Context, a *v1alpha1.IPAddress) (bool, error) {
+	return b.set.Unhold(ctx, a)
+}
+
+// IsHolder: a placeholder of this address inside the placeholder namespace,
+// or an allocation placeholder there, which LB-IPAM offered the address and
+// which records it or gives it back.
+func (b *Backend) IsHolder(svc *corev1.Service, a *v1alpha1.IPAddress) bool {
+	return b.set.IsHolder(svc, a)
+}
