@@ -156,7 +156,7 @@ func (r *AddressReconciler) duplicateOf(ctx context.Context, a *v1alpha1.IPAddre
 // reports no conflict over it, and hands back a phase it set before it knew,
 // so that the core's Pending (Duplicate) is the one word on it.
 func (r *AddressReconciler) standAside(ctx context.Context, a *v1alpha1.IPAddress, first string) error {
-	if _, err := r.backend.Unhold(ctx, a); err != nil {
+	if err := r.backend.Release(ctx, a); err != nil {
 		return err
 	}
 	obs := holdObservation{address: a, now: metav1.NewTime(r.clock.Now()),
@@ -187,7 +187,7 @@ func (r *AddressReconciler) carry(ctx context.Context, a *v1alpha1.IPAddress, cl
 		if obs.hold, err = r.backend.Hold(ctx, a, class, token); err != nil {
 			return err
 		}
-	} else if released, err := r.backend.Unhold(ctx, a); err != nil || !released {
+	} else if released, err := unhold(ctx, r.backend, a); err != nil || !released {
 		return err
 	}
 	if obs.carried || !byDriver || !slices.Contains(pinned, mustIP(a)) {
@@ -311,7 +311,7 @@ func (r *AddressReconciler) teardown(ctx context.Context, a *v1alpha1.IPAddress,
 			}
 		}
 	}
-	if _, err := r.backend.Unhold(ctx, a); err != nil {
+	if err := r.backend.Release(ctx, a); err != nil {
 		return err
 	}
 	orig := a.DeepCopy()

@@ -51,18 +51,15 @@ type Backend interface {
 	// yield the same reservation.
 	Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, class *v1alpha1.IPAddressClass, family v1alpha1.IPFamily) (Reservation, error)
 
-	// Hold keeps address a reserved in the backend while no workload carries
-	// it, adopting a reservation made for it by Reserve if there is one. A
-	// hold it creates carries retry (see Retrier).
+	// Hold keeps address a reserved in the backend while no workload
+	// carries it, adopting a reservation made for it by Reserve if there is
+	// one. A hold it creates carries retry (see Retrier).
 	Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass, retry string) (HoldState, error)
 
-	// Unhold releases the backend's hold on a, so that a workload can take
-	// the address, or because the address goes. released is true once the
-	// driver's cache shows the hold gone: a workload is pinned only then, so
-	// that the backend, which sees the same events in the same order, finds
-	// the address free when the workload asks for it. A hold going away
-	// wakes the Service pass of the address's carrier (Watches.Services).
-	Unhold(ctx context.Context, a *v1alpha1.IPAddress) (released bool, err error)
+	// Release gives back whatever the backend keeps for a (its reservation,
+	// its hold): a goes, or stands aside as a duplicate of another
+	// IPAddress. It must be idempotent.
+	Release(ctx context.Context, a *v1alpha1.IPAddress) error
 
 	// Pin steers the backend to give svc exactly addrs (IPv4 first), and
 	// records that the driver wrote the pin.
@@ -75,10 +72,41 @@ type Backend interface {
 	// PinnedTo returns the addresses svc is pinned to and whether the driver
 	// wrote that pin.
 	PinnedTo(svc *corev1.Service) (addrs []netip.Addr, byDriver bool)
+}
+
+// Holder is what a backend implements when it holds an address through an
+// object of its own that a workload cannot share by default (a placeholder
+// Service): the hold must make way before the workload is pinned, and, while
+// it stands, it legitimately carries the address. A backend without it keeps
+// its reservation in its own books while a workload carries the address. The
+// driver discovers it by type assertion.
+type Holder interface {
+	// Unhold releases the backend's hold on a, so that a workload can take
+	// the address. released is true once the driver's cache shows the hold
+	// gone: a workload is pinned only then, so that the backend, which sees
+	// the same events in the same order, finds the address free when the
+	// workload asks for it. A hold going away wakes the Service pass of the
+	// address's carrier (Watches.Services).
+	Unhold(ctx context.Context, a *v1alpha1.IPAddress) (released bool, err error)
 
 	// IsHolder reports whether svc is the backend's own hold on a: such a
 	// Service legitimately carries the address.
 	IsHolder(svc *corev1.Service, a *v1alpha1.IPAddress) bool
+}
+
+// unhold asks b, if it is a Holder, to make way for a workload; a backend
+// without holds has nothing in the way.
+func unhold(ctx context.Context, b Backend, a *v1alpha1.IPAddress) (bool, error) {
+	if h, ok := b.(Holder); ok {
+		return h.Unhold(ctx, a)
+	}
+	return true, nil
+}
+
+// isHolder asks b, if it is a Holder, whether svc is a's hold.
+func isHolder(b Backend, svc *corev1.Service, a *v1alpha1.IPAddress) bool {
+	h, ok := b.(Holder)
+	return ok && h.IsHolder(svc, a)
 }
 
 // Releaser is what a backend implements when a Service it told to let go

@@ -136,7 +136,7 @@ func (d *base) blocked(ctx context.Context, svc *corev1.Service, a *v1alpha1.IPA
 			switch {
 			case svc != nil && r.UID == svc.UID:
 			case releasing(d.backend, r):
-			case shared && d.backend.IsHolder(r, a):
+			case shared && isHolder(d.backend, r, a):
 			default:
 				return true, nil
 			}
@@ -192,7 +192,7 @@ func (r *ServiceReconciler) associate(ctx context.Context, svc *corev1.Service, 
 	}
 	released := true
 	for _, a := range addrs {
-		gone, err := r.backend.Unhold(ctx, a)
+		gone, err := unhold(ctx, r.backend, a)
 		if err != nil {
 			return err
 		}
@@ -233,7 +233,7 @@ func (r *ServiceReconciler) associateShared(ctx context.Context, svc *corev1.Ser
 		return nil // the load balancer's report wakes this pass
 	}
 	for _, a := range addrs {
-		if _, err := r.backend.Unhold(ctx, a); err != nil {
+		if _, err := unhold(ctx, r.backend, a); err != nil {
 			return err
 		}
 	}

@@ -136,7 +136,7 @@ func driverStatus(o holdObservation) v1alpha1.IPAddressStatus {
 // entitled says whether svc may carry address a: the backend's own hold, or
 // the Service that names a's live claim and is (or may become) its carrier.
 func entitled(b Backend, svc *corev1.Service, a *v1alpha1.IPAddress, bindingLive bool) bool {
-	if b.IsHolder(svc, a) || releasing(b, svc) {
+	if isHolder(b, svc, a) || releasing(b, svc) {
 		return true
 	}
 	ref := a.Spec.ClaimRef

@@ -17,6 +17,7 @@ limitations under the License.
 package driver
 
 import (
+	"context"
 	"net/netip"
 	"testing"
 	"time"
@@ -30,14 +31,15 @@ import (
 	b "github.com/cozystack/address-controller/test/builder"
 )
 
-// stubBackend answers only the questions entitled asks; the pure functions
-// under test never reach the rest.
+// stubBackend answers only the questions entitled asks (a Holder, so that
+// its holds count); the pure functions under test never reach the rest.
 type stubBackend struct{ Backend }
 
 func (stubBackend) IsHolder(svc *corev1.Service, _ *v1alpha1.IPAddress) bool {
 	return svc.Namespace == "holds"
 }
-func (stubBackend) Releasing(svc *corev1.Service) bool { return svc.Labels["releasing"] == "true" }
+func (stubBackend) Unhold(context.Context, *v1alpha1.IPAddress) (bool, error) { return true, nil }
+func (stubBackend) Releasing(svc *corev1.Service) bool                        { return svc.Labels["releasing"] == "true" }
 
 func TestEntitled(t *testing.T) {
 	bound := b.Address("ip-a", "10.0.0.1", "c", b.BoundTo("tenant", "web", "u1"))

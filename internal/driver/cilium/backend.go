@@ -76,6 +76,7 @@ const (
 // their signatures would turn it off without a word.
 var (
 	_ driver.Backend  = (*Backend)(nil)
+	_ driver.Holder   = (*Backend)(nil)
 	_ driver.Sharer   = (*Backend)(nil)
 	_ driver.Releaser = (*Backend)(nil)
 	_ driver.Watcher  = (*Backend)(nil)

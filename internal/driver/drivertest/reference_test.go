@@ -294,18 +294,20 @@ func (r *reference) Hold(_ context.Context, a *v1alpha1.IPAddress, class *v1alph
 	return driver.HoldState{Held: true, Reason: driver.ReasonHeld, Message: fmt.Sprintf("The reference books hold %s", ip)}, nil
 }
 
-// Unhold takes a out of the books.
-func (r *reference) Unhold(_ context.Context, a *v1alpha1.IPAddress) (bool, error) {
+// Release takes a out of the books. The reference backend is no
+// driver.Holder: a Service it gives an address to shares its books with the
+// entry that holds it, so nothing makes way before a pin.
+func (r *reference) Release(_ context.Context, a *v1alpha1.IPAddress) error {
 	ip, err := a.IP()
 	if err != nil {
-		return true, nil
+		return nil
 	}
 	r.books.mu.Lock()
 	defer r.books.mu.Unlock()
 	if e, ok := r.books.owner[ip]; ok && e.address == a.Name {
 		delete(r.books.owner, ip)
 	}
-	return true, nil
+	return nil
 }
 
 // Pin gives the Service the addresses, then writes the pin and its marker:
@@ -380,9 +382,6 @@ func (r *reference) PinnedTo(svc *corev1.Service) ([]netip.Addr, bool) {
 	}
 	return out, len(out) > 0 && svc.Annotations[v1alpha1.AnnotationPinnedBy] == value
 }
-
-// IsHolder: no Service ever holds for the reference backend.
-func (r *reference) IsHolder(*corev1.Service, *v1alpha1.IPAddress) bool { return false }
 
 // Releasing: the backend withdrew svc's pin (its memory, which no tenant
 // can write).

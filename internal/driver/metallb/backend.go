@@ -98,6 +98,7 @@ func metallbObjects() []client.Object {
 // their signatures would turn it off without a word.
 var (
 	_ driver.Backend  = (*Backend)(nil)
+	_ driver.Holder   = (*Backend)(nil)
 	_ driver.Sharer   = (*Backend)(nil)
 	_ driver.Retrier  = (*Backend)(nil)
 	_ driver.Releaser = (*Backend)(nil)

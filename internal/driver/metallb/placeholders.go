@@ -183,6 +183,12 @@ func (b *Backend) Unhold(ctx context.Context, a *v1alpha1.IPAddress) (bool, erro
 	return b.set.Unhold(ctx, a)
 }
 
+// Release deletes every placeholder of an address that goes.
+func (b *Backend) Release(ctx context.Context, a *v1alpha1.IPAddress) error {
+	_, err := b.set.Unhold(ctx, a)
+	return err
+}
+
 // IsHolder: a placeholder of this address inside the placeholder namespace,
 // or an allocation placeholder there, which MetalLB offered the address and
 // which records it or gives it back (see yield). The label alone is
