@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -101,7 +100,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	b := &Backend{Client: mgr.GetClient(), opts: opts,
 		set: &placeholder.Set{Client: mgr.GetClient(), Namespace: opts.PlaceholderNamespace,
-			Labels: map[string]string{LabelManagedBy: ManagedByValue}},
+			Labels: map[string]string{LabelManagedBy: ManagedByValue}, Pin: annotationIPs, Allocator: "Cilium's LB-IPAM"},
 		secret: &placeholder.Secret{Reader: mgr.GetAPIReader(), Namespace: opts.PlaceholderNamespace}}
 	if err := b.set.Indexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
@@ -118,28 +117,15 @@ func (b *Backend) Provisioner() string { return v1alpha1.ProvisionerCilium }
 
 // Watches wakes the driver's controllers on placeholder and pool changes.
 func (b *Backend) Watches() driver.Watches {
-	placeholders := b.set.Placeholders()
-	// A hold LB-IPAM serves lets a carrier that waits for it let go, and a
-	// hold gone lets the carrier's pass pin it.
-	assigned := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		return fmt.Sprint(e.ObjectOld.(*corev1.Service).Status.LoadBalancer) != fmt.Sprint(e.ObjectNew.(*corev1.Service).Status.LoadBalancer)
-	}}
 	// LB-IPAM writes a pool's counts on every allocation; only a conflict,
 	// or what the driver renders, matters.
 	conflict := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		return conflictOf(e.ObjectOld.(*unstructured.Unstructured)) != conflictOf(e.ObjectNew.(*unstructured.Unstructured))
 	}}
-	return driver.Watches{
-		Claims: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders},
-			Handler: handler.EnqueueRequestsFromMapFunc(placeholder.ClaimOf)}},
-		Addresses: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders},
-			Handler: handler.EnqueueRequestsFromMapFunc(placeholder.AddressOf)}},
-		Services: []driver.Watch{{Object: &corev1.Service{},
-			Predicates: []predicate.Predicate{placeholders, predicate.Or[client.Object](manager.DeleteOnly(), assigned)},
-			Handler:    handler.EnqueueRequestsFromMapFunc(b.set.CarrierOf)}},
-		Classes: []driver.Watch{{Object: newPool(), Handler: handler.EnqueueRequestsFromMapFunc(classOfPool),
-			Predicates: []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, conflict)}}},
-	}
+	w := b.set.Watches()
+	w.Classes = []driver.Watch{{Object: newPool(), Handler: handler.EnqueueRequestsFromMapFunc(classOfPool),
+		Predicates: []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, conflict)}}}
+	return w
 }
 
 // classOfPool maps a rendered pool to the class that owns it.

@@ -20,17 +20,14 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
-	"github.com/cozystack/address-controller/internal/ipaddr"
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
@@ -45,30 +42,14 @@ import (
 // deletion, the rightful holder among them, and the claim asks again.
 func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, class *v1alpha1.IPAddressClass,
 	family v1alpha1.IPFamily) (driver.Reservation, error) {
-	ph := &corev1.Service{}
-	key := client.ObjectKey{Namespace: b.opts.PlaceholderNamespace, Name: placeholder.AllocationName(claim.UID, family)}
-	if err := b.Get(ctx, key, ph); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return driver.Reservation{}, err
-		}
-		ph = b.set.NewAllocation(claim, class.Name, family)
+	ph, waiting, err := b.set.Allocation(ctx, claim, class.Name, family, func(ph *corev1.Service) {
 		ph.Labels[LabelPool] = placeholder.LabelValue(class.Name)
-		if err := b.Create(ctx, ph); err != nil && !apierrors.IsAlreadyExists(err) {
-			return driver.Reservation{}, err
-		}
-		return driver.Reservation{Waiting: "Asked Cilium's LB-IPAM for an address"}, nil
+	})
+	if err != nil || waiting != "" {
+		return driver.Reservation{Waiting: waiting}, err
 	}
 	if ph.DeletionTimestamp != nil {
 		return driver.Reservation{Waiting: "Waiting for the previous request to go"}, nil
-	}
-	if ph.Labels[v1alpha1.LabelClass] != class.Name {
-		// The claim moved to another class while it waited: the old request
-		// goes, and the new class is asked once it is gone (its deletion
-		// wakes the claim).
-		if err := b.set.Delete(ctx, ph); err != nil {
-			return driver.Reservation{}, err
-		}
-		return driver.Reservation{Waiting: fmt.Sprintf("Withdrawing the request to class %s", ph.Labels[v1alpha1.LabelClass])}, nil
 	}
 	ip, ok := placeholder.IngressOfFamily(ph, family)
 	if !ok {
@@ -86,14 +67,8 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 		}
 		return driver.Reservation{Waiting: fmt.Sprintf("Gave back %s, which IPAddress %s records; asking again", ip, owner)}, nil
 	}
-	name := ipaddr.ObjectName(ip)
-	if ph.Annotations[annotationIPs] != ip.String() || ph.Labels[v1alpha1.LabelAddress] != placeholder.AddressKey(name) {
-		if err := placeholder.PatchMeta(ctx, b, ph, map[string]any{
-			placeholder.MetaAnnotations: map[string]any{annotationIPs: ip.String(), placeholder.AnnotationAddressName: name},
-			placeholder.MetaLabels:      map[string]any{v1alpha1.LabelAddress: placeholder.AddressKey(name)},
-		}); err != nil {
-			return driver.Reservation{}, err
-		}
+	if err := b.set.Record(ctx, ph, ip); err != nil {
+		return driver.Reservation{}, err
 	}
 	return driver.Reservation{Address: ip}, nil
 }
@@ -126,34 +101,9 @@ func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alph
 	if err != nil {
 		return driver.HoldState{}, err
 	}
-	phs, err := b.set.Of(ctx, a.Name, false)
-	if err != nil {
+	ph, err := b.set.Hold(ctx, a, ip, class.Name, func(ph *corev1.Service, _ bool) { markHold(ph, class.Name, ip, key) })
+	if err != nil || ph == nil {
 		return driver.HoldState{}, err
-	}
-	slices.SortFunc(phs, func(x, y *corev1.Service) int {
-		return placeholder.Rank(x, ip, annotationIPs) - placeholder.Rank(y, ip, annotationIPs)
-	})
-	for _, extra := range phs[min(len(phs), 1):] {
-		if err := b.set.Delete(ctx, extra); err != nil {
-			return driver.HoldState{}, err
-		}
-	}
-	var ph *corev1.Service
-	if len(phs) == 0 {
-		ph = b.set.New(placeholder.HoldName(a.Name), class.Name, a.Family())
-		markHold(ph, a, class.Name, ip, key)
-		if err := b.Create(ctx, ph); err != nil && !apierrors.IsAlreadyExists(err) {
-			return driver.HoldState{}, err
-		}
-	} else {
-		ph = phs[0]
-		orig := ph.DeepCopy()
-		markHold(ph, a, class.Name, ip, key)
-		if !placeholder.EqualMeta(orig, ph) {
-			if err := b.Patch(ctx, ph, client.MergeFrom(orig)); err != nil {
-				return driver.HoldState{}, client.IgnoreNotFound(err)
-			}
-		}
 	}
 	if got, ok := placeholder.IngressOfFamily(ph, a.Family()); ok && got == ip {
 		return driver.HoldState{Held: true, Reason: driver.ReasonHeld,
@@ -167,10 +117,9 @@ func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alph
 		Message: fmt.Sprintf("Placeholder %s/%s waits for Cilium's LB-IPAM to assign %s", ph.Namespace, ph.Name, ip)}, nil
 }
 
-// markHold makes ph a's hold: selected by the class's pool, pinned to the
-// address, and carrying its sharing key.
-func markHold(ph *corev1.Service, a *v1alpha1.IPAddress, class string, ip netip.Addr, key string) {
-	placeholder.MarkHold(ph, a)
+// markHold makes a hold selected by the class's pool, pinned to its address,
+// and carrying its sharing key.
+func markHold(ph *corev1.Service, class string, ip netip.Addr, key string) {
 	ph.Labels[LabelPool] = placeholder.LabelValue(class)
 	ph.Annotations[annotationIPs] = ip.String()
 	ph.Annotations[annotationSharingKey] = key

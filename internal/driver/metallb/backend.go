@@ -29,7 +29,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	crmanager "sigs.k8s.io/controller-runtime/pkg/manager"
@@ -141,7 +140,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	gated := gatedClient{Client: mgr.GetClient(), gate: live}
 	b := &Backend{Client: gated, live: live, opts: opts, metrics: m,
 		set: &placeholder.Set{Client: gated, Namespace: opts.PlaceholderNamespace,
-			Labels: map[string]string{params.LabelManagedBy: params.ManagedByValue}},
+			Labels: map[string]string{params.LabelManagedBy: params.ManagedByValue},
+			Pin:    annotationLoadBalancerIPs, Allocator: "MetalLB"},
 		params:   map[string]decodedParams{},
 		secret:   &placeholder.Secret{Reader: mgr.GetAPIReader(), Namespace: opts.PlaceholderNamespace},
 		recorder: mgr.GetEventRecorder(v1alpha1.ProvisionerMetalLB)}
@@ -182,8 +182,6 @@ func (b *Backend) Provisioner() string { return v1alpha1.ProvisionerMetalLB }
 
 // Watches wakes the driver's controllers on placeholder and MetalLB changes.
 func (b *Backend) Watches() driver.Watches {
-	placeholders := b.set.Placeholders()
-	deleted := manager.DeleteOnly()
 	objs := metallbObjects()
 	classes := make([]driver.Watch, 0, len(objs))
 	for _, obj := range objs {
@@ -194,27 +192,15 @@ func (b *Backend) Watches() driver.Watches {
 			Predicates: []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})}})
 	}
 	classes = append(classes, b.nodeWatch())
-	// A hold MetalLB assigns lets a carrier that waits for it let go.
-	assigned := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		return fmt.Sprint(e.ObjectOld.(*corev1.Service).Status.LoadBalancer) != fmt.Sprint(e.ObjectNew.(*corev1.Service).Status.LoadBalancer)
-	}}
-	return driver.Watches{
-		Claims: []driver.Watch{
-			{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders},
-				Handler: handler.EnqueueRequestsFromMapFunc(placeholder.ClaimOf)},
-			// A yielded address that its holder has, or that left the
-			// ledger, lets the placeholder that gave it back ask again.
-			{Object: &corev1.Service{}, Handler: handler.EnqueueRequestsFromMapFunc(b.claimsAwaiting)},
-			{Object: &v1alpha1.IPAddress{}, Handler: handler.EnqueueRequestsFromMapFunc(b.claimsAwaiting),
-				Predicates: []predicate.Predicate{deleted}},
-		},
-		Addresses: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders},
-			Handler: handler.EnqueueRequestsFromMapFunc(placeholder.AddressOf)}},
-		// A hold gone lets the carrier's pass pin it.
-		Services: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders, predicate.Or[client.Object](deleted, assigned)},
-			Handler: handler.EnqueueRequestsFromMapFunc(b.set.CarrierOf)}},
-		Classes: classes,
-	}
+	w := b.set.Watches()
+	// A yielded address that its holder has, or that left the ledger, lets
+	// the placeholder that gave it back ask again.
+	w.Claims = append(w.Claims,
+		driver.Watch{Object: &corev1.Service{}, Handler: handler.EnqueueRequestsFromMapFunc(b.claimsAwaiting)},
+		driver.Watch{Object: &v1alpha1.IPAddress{}, Handler: handler.EnqueueRequestsFromMapFunc(b.claimsAwaiting),
+			Predicates: []predicate.Predicate{manager.DeleteOnly()}})
+	w.Classes = classes
+	return w
 }
 
 // classesToRerender maps a MetalLB object to the class that owns it, or, for

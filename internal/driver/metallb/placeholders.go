@@ -20,18 +20,13 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
-	"github.com/cozystack/address-controller/internal/ipaddr"
 )
 
 // Field indexes of MetalLB's own (the placeholders' are the framework's).
@@ -46,32 +41,14 @@ const (
 // name to come.
 func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, class *v1alpha1.IPAddressClass,
 	family v1alpha1.IPFamily) (driver.Reservation, error) {
-	ph := &corev1.Service{}
-	key := client.ObjectKey{Namespace: b.opts.PlaceholderNamespace, Name: placeholder.AllocationName(claim.UID, family)}
-	if err := b.Get(ctx, key, ph); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return driver.Reservation{}, err
-		}
-		ph = b.set.NewAllocation(claim, class.Name, family)
+	ph, waiting, err := b.set.Allocation(ctx, claim, class.Name, family, func(ph *corev1.Service) {
 		ph.Annotations[annotationAddressPool] = params.PoolName(class.Name)
-		if err := b.Create(ctx, ph); err != nil && !apierrors.IsAlreadyExists(err) {
-			return driver.Reservation{}, err
-		}
-		return driver.Reservation{Waiting: "Asked MetalLB for an address"}, nil
+	})
+	if err != nil || waiting != "" {
+		return driver.Reservation{Waiting: waiting}, err
 	}
 	if ph.Labels[v1alpha1.LabelPlaceholder] == v1alpha1.PlaceholderTombstone {
 		return b.awaitTombstone(ctx, ph, claim)
-	}
-	if b.set.IsAllocation(ph) && ph.Labels[v1alpha1.LabelClass] != class.Name {
-		// The claim moved to another class while it waited: the old request
-		// goes, and the new class is asked once it is gone (its deletion
-		// wakes the claim).
-		if ph.DeletionTimestamp == nil {
-			if err := b.set.Delete(ctx, ph); err != nil {
-				return driver.Reservation{}, err
-			}
-		}
-		return driver.Reservation{Waiting: fmt.Sprintf("Withdrawing the request to class %s", ph.Labels[v1alpha1.LabelClass])}, nil
 	}
 	if yielded := ph.Annotations[annotationYieldedTo]; yielded != "" && b.set.IsAllocation(ph) {
 		return b.awaitRightfulHolder(ctx, ph, yielded)
@@ -90,16 +67,8 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 			return b.yield(ctx, ph, claim, owner, ip)
 		}
 	}
-	name := ipaddr.ObjectName(ip)
-	if ph.Annotations[annotationLoadBalancerIPs] != ip.String() || ph.Labels[v1alpha1.LabelAddress] != placeholder.AddressKey(name) {
-		orig := ph.DeepCopy()
-		ph.Annotations[annotationLoadBalancerIPs] = ip.String()
-		ph.Annotations[placeholder.AnnotationAddressName] = name
-		ph.Labels[v1alpha1.LabelAddress] = placeholder.AddressKey(name)
-		if err := b.Patch(ctx, ph, client.MergeFrom(orig)); err != nil {
-			return driver.Reservation{}, err
-		}
-		log.FromContext(ctx).Info("MetalLB assigned an address; pinned its placeholder", "placeholder", ph.Name, "address", ip)
+	if err := b.set.Record(ctx, ph, ip); err != nil {
+		return driver.Reservation{}, err
 	}
 	return driver.Reservation{Address: ip}, nil
 }
@@ -117,38 +86,15 @@ func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alph
 	if err != nil {
 		return driver.HoldState{}, err
 	}
-	// A placeholder this process has just deleted may linger in the cache;
-	// it holds nothing any more, and Of leaves it out.
-	phs, err := b.set.Of(ctx, a.Name, false)
-	if err != nil {
-		return driver.HoldState{}, err
-	}
-	slices.SortFunc(phs, func(x, y *corev1.Service) int {
-		return placeholder.Rank(x, ip, annotationLoadBalancerIPs) - placeholder.Rank(y, ip, annotationLoadBalancerIPs)
+	ph, err := b.set.Hold(ctx, a, ip, class.Name, func(ph *corev1.Service, created bool) {
+		markHold(ph, ip, key)
+		if created {
+			ph.Annotations[annotationRetry] = retry
+			b.metrics.holdsCreated.Inc()
+		}
 	})
-	for _, extra := range phs[min(len(phs), 1):] {
-		if err := b.set.Delete(ctx, extra); err != nil {
-			return driver.HoldState{}, err
-		}
-	}
-	var ph *corev1.Service
-	if len(phs) == 0 {
-		ph = b.set.New(placeholder.HoldName(a.Name), class.Name, a.Family())
-		markHold(ph, a, ip, key)
-		ph.Annotations[annotationRetry] = retry
-		if err := b.Create(ctx, ph); err != nil && !apierrors.IsAlreadyExists(err) {
-			return driver.HoldState{}, err
-		}
-		b.metrics.holdsCreated.Inc()
-	} else {
-		ph = phs[0]
-		orig := ph.DeepCopy()
-		markHold(ph, a, ip, key)
-		if !placeholder.EqualMeta(orig, ph) {
-			if err := b.Patch(ctx, ph, client.MergeFrom(orig)); err != nil {
-				return driver.HoldState{}, client.IgnoreNotFound(err)
-			}
-		}
+	if err != nil || ph == nil {
+		return driver.HoldState{}, err
 	}
 	return b.holdState(ctx, ph, class, ip), nil
 }
@@ -168,10 +114,8 @@ func (b *Backend) holdState(ctx context.Context, ph *corev1.Service, class *v1al
 		Message: fmt.Sprintf("Placeholder %s/%s waits for MetalLB to assign %s", ph.Namespace, ph.Name, ip)}
 }
 
-// markHold makes ph a's hold, pinned to the address and carrying its
-// sharing key.
-func markHold(ph *corev1.Service, a *v1alpha1.IPAddress, ip netip.Addr, key string) {
-	placeholder.MarkHold(ph, a)
+// markHold pins a hold to its address and gives it the sharing key.
+func markHold(ph *corev1.Service, ip netip.Addr, key string) {
 	ph.Annotations[annotationLoadBalancerIPs] = ip.String()
 	ph.Annotations[annotationAllowSharedIP] = key
 	delete(ph.Annotations, annotationAddressPool)

@@ -28,10 +28,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
@@ -54,6 +57,11 @@ type Set struct {
 	// Labels are put on every placeholder the Set builds: the backend's
 	// mark, and what its pools select.
 	Labels map[string]string
+	// Pin is the annotation that pins a Service to its address in the
+	// backend (e.g. metallb.io/loadBalancerIPs).
+	Pin string
+	// Allocator names the allocator in messages ("MetalLB").
+	Allocator string
 
 	deleted Deletions
 }
@@ -244,22 +252,31 @@ func IngressOfFamily(svc *corev1.Service, family v1alpha1.IPFamily) (netip.Addr,
 	return netip.Addr{}, false
 }
 
-// Rank orders an address's placeholders: the one the allocator gives the
-// address to first, then one pinned to it (pin is the backend's pin
-// annotation), then the rest.
-func Rank(ph *corev1.Service, ip netip.Addr, pin string) int {
-	if got, ok := IngressOfFamily(ph, v1alpha1.FamilyOf(ip)); ok && got == ip {
-		return 0
-	}
-	if ph.Annotations[pin] == ip.String() {
-		return 1
-	}
-	return 2
-}
-
 // EqualMeta reports whether two copies of a Service carry the same labels,
 // annotations and owners.
 func EqualMeta(a, b *corev1.Service) bool {
 	return fmt.Sprint(a.Labels) == fmt.Sprint(b.Labels) && fmt.Sprint(a.Annotations) == fmt.Sprint(b.Annotations) &&
 		fmt.Sprint(a.OwnerReferences) == fmt.Sprint(b.OwnerReferences)
+}
+
+// Watches are the framework's controllers' event sources on the Set's
+// placeholders: a placeholder's change wakes the claim it provisions for and
+// the address it holds, and a hold that goes, or that the allocator serves,
+// wakes the pass of the Service its address is associated with (a hold gone
+// lets the carrier be pinned; a hold served lets a carrier that waits for it
+// let go). A backend adds its own.
+func (s *Set) Watches() driver.Watches {
+	placeholders := s.Placeholders()
+	assigned := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return fmt.Sprint(e.ObjectOld.(*corev1.Service).Status.LoadBalancer) != fmt.Sprint(e.ObjectNew.(*corev1.Service).Status.LoadBalancer)
+	}}
+	return driver.Watches{
+		Claims: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders},
+			Handler: handler.EnqueueRequestsFromMapFunc(ClaimOf)}},
+		Addresses: []driver.Watch{{Object: &corev1.Service{}, Predicates: []predicate.Predicate{placeholders},
+			Handler: handler.EnqueueRequestsFromMapFunc(AddressOf)}},
+		Services: []driver.Watch{{Object: &corev1.Service{},
+			Predicates: []predicate.Predicate{placeholders, predicate.Or[client.Object](manager.DeleteOnly(), assigned)},
+			Handler:    handler.EnqueueRequestsFromMapFunc(s.CarrierOf)}},
+	}
 }
