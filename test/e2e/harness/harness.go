@@ -26,16 +26,19 @@ import (
 // Manager names one of the two managers.
 type Manager string
 
-// The two managers.
+// The managers: the core and a driver (MetalLB's unless a harness says
+// otherwise).
 const (
-	Core   Manager = "address-controller"
-	Driver Manager = "metallb-iad"
+	Core         Manager = "address-controller"
+	Driver       Manager = "metallb-iad"
+	CiliumDriver Manager = "cilium-iad"
 )
 
 // Release namespaces the charts are installed into.
 const (
 	CoreNamespace   = "address-controller-system"
 	DriverNamespace = "metallb-iad-system"
+	CiliumNamespace = "cilium-iad-system"
 )
 
 // Harness is a cluster ready for the specs.

@@ -48,15 +48,21 @@ func (h Helm) Run(ctx context.Context, args ...string) (string, error) {
 	return out.String(), nil
 }
 
-// InstallCharts installs the core chart, then the driver chart, each into
-// its own namespace, with extra --set values per chart.
+// InstallCharts installs the core chart, then the MetalLB driver's chart,
+// each into its own namespace, with extra --set values per chart.
 func (h Helm) InstallCharts(ctx context.Context, root string, coreSets, driverSets []string) error {
+	return h.InstallChartsOf(ctx, root, Driver, DriverNamespace, coreSets, driverSets)
+}
+
+// InstallChartsOf installs the core chart, then the chart of driver into
+// namespace.
+func (h Helm) InstallChartsOf(ctx context.Context, root string, driver Manager, namespace string, coreSets, driverSets []string) error {
 	charts := []struct {
 		release, namespace string
 		sets               []string
 	}{
 		{string(Core), CoreNamespace, coreSets},
-		{string(Driver), DriverNamespace, driverSets},
+		{string(driver), namespace, driverSets},
 	}
 	for _, c := range charts {
 		args := []string{"upgrade", "--install", c.release, filepath.Join(root, "charts", c.release),
@@ -71,10 +77,16 @@ func (h Helm) InstallCharts(ctx context.Context, root string, coreSets, driverSe
 	return nil
 }
 
-// UninstallCharts uninstalls the driver chart, then the core chart.
+// UninstallCharts uninstalls the MetalLB driver's chart, then the core
+// chart.
 func (h Helm) UninstallCharts(ctx context.Context) error {
+	return h.UninstallChartsOf(ctx, Driver, DriverNamespace)
+}
+
+// UninstallChartsOf uninstalls the chart of driver, then the core chart.
+func (h Helm) UninstallChartsOf(ctx context.Context, driver Manager, namespace string) error {
 	for _, c := range []struct{ release, namespace string }{
-		{string(Driver), DriverNamespace}, {string(Core), CoreNamespace},
+		{string(driver), namespace}, {string(Core), CoreNamespace},
 	} {
 		if _, err := h.Run(ctx, "uninstall", c.release, "--namespace", c.namespace, "--wait"); err != nil {
 			return err

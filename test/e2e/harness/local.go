@@ -36,30 +36,46 @@ import (
 )
 
 // Local is the harness that needs no Docker: the local control plane with
-// the MetalLB controller, both charts installed with the pinned helm, and the
-// managers running as local processes that impersonate their charts'
-// ServiceAccounts with the arguments of their charts' Deployments.
+// the MetalLB controller (or Cilium's operator, see StartLocalCilium), both
+// charts installed with the pinned helm, and the managers running as local
+// processes that impersonate their charts' ServiceAccounts with the
+// arguments of their charts' Deployments.
 type Local struct {
 	Cluster  *cluster.Cluster
 	Helm     Helm
 	root     string
 	binaries map[Manager]string
 	running  map[Manager]*cluster.Process
+	// driver and driverNS are the driver's manager and release namespace.
+	driver   Manager
+	driverNS string
 }
 
 var _ Harness = (*Local)(nil)
 
-// StartLocal brings up the local harness.
-func StartLocal(ctx context.Context) (h *Local, err error) {
+// StartLocal brings up the local harness with the MetalLB driver.
+func StartLocal(ctx context.Context) (*Local, error) {
+	return startLocal(ctx, Driver, DriverNamespace, cluster.Options{})
+}
+
+// StartLocalCilium brings up the local harness with the Cilium driver and
+// Cilium's operator in place of MetalLB (both would answer the same
+// Services).
+func StartLocalCilium(ctx context.Context) (*Local, error) {
+	return startLocal(ctx, CiliumDriver, CiliumNamespace, cluster.Options{WithoutMetalLB: true, WithCilium: true})
+}
+
+func startLocal(ctx context.Context, driver Manager, driverNS string, opts cluster.Options) (h *Local, err error) {
 	root, err := cluster.RepoRoot()
 	if err != nil {
 		return nil, err
 	}
-	c, err := cluster.Start(cluster.Options{})
+	c, err := cluster.Start(opts)
 	if err != nil {
 		return nil, err
 	}
 	h = &Local{Cluster: c, root: root, binaries: map[Manager]string{}, running: map[Manager]*cluster.Process{},
+		driver: driver, driverNS: driverNS,
 		Helm: Helm{Binary: filepath.Join(root, "bin", "helm"), Kubeconfig: c.Kubeconfig, Home: filepath.Join(c.Dir, "helm")}}
 	defer func() {
 		if err != nil {
@@ -70,7 +86,7 @@ func StartLocal(ctx context.Context) (h *Local, err error) {
 	if _, err := os.Stat(h.Helm.Binary); err != nil {
 		return h, fmt.Errorf("no helm at %s: run make helm", h.Helm.Binary)
 	}
-	for _, m := range []Manager{Core, Driver} {
+	for _, m := range []Manager{Core, driver} {
 		if h.binaries[m], err = cluster.GoBuild("./cmd/"+string(m), filepath.Join(c.Dir, "bin")); err != nil {
 			return h, err
 		}
@@ -88,7 +104,7 @@ func (h *Local) Kubeconfig() string { return h.Cluster.Kubeconfig }
 func (h *Local) Kubectl() string { return h.Cluster.Assets.Kubectl() }
 
 // PlaceholderNamespace is the driver's release namespace (the chart's default).
-func (h *Local) PlaceholderNamespace() string { return DriverNamespace }
+func (h *Local) PlaceholderNamespace() string { return h.driverNS }
 
 // StartManager runs a manager as its chart's ServiceAccount, with its chart's
 // Deployment's arguments (bar the listen addresses), and waits until ready.
@@ -97,8 +113,8 @@ func (h *Local) StartManager(ctx context.Context, m Manager) error {
 		return nil
 	}
 	ns := CoreNamespace
-	if m == Driver {
-		ns = DriverNamespace
+	if m == h.driver {
+		ns = h.driverNS
 	}
 	args, err := h.deploymentArgs(ctx, ns, string(m))
 	if err != nil {
@@ -140,20 +156,20 @@ func (h *Local) Log(m Manager) string {
 
 // UninstallCharts stops the managers, then uninstalls both charts.
 func (h *Local) UninstallCharts(ctx context.Context) error {
-	for _, m := range []Manager{Driver, Core} {
+	for _, m := range []Manager{h.driver, Core} {
 		if err := h.StopManager(ctx, m); err != nil {
 			return err
 		}
 	}
-	return h.Helm.UninstallCharts(ctx)
+	return h.Helm.UninstallChartsOf(ctx, h.driver, h.driverNS)
 }
 
 // InstallCharts installs both charts in order and starts the managers.
 func (h *Local) InstallCharts(ctx context.Context) error {
-	if err := h.Helm.InstallCharts(ctx, h.root, nil, nil); err != nil {
+	if err := h.Helm.InstallChartsOf(ctx, h.root, h.driver, h.driverNS, nil, nil); err != nil {
 		return err
 	}
-	for _, m := range []Manager{Core, Driver} {
+	for _, m := range []Manager{Core, h.driver} {
 		if err := h.StartManager(ctx, m); err != nil {
 			return err
 		}
