@@ -157,6 +157,15 @@ func (c *Cluster) KillCilium() error {
 	return c.cilium.kill()
 }
 
+// CiliumPID is the process id of the running Cilium operator, or 0 when it
+// is not running. Benchmarks read its memory and CPU from /proc.
+func (c *Cluster) CiliumPID() int {
+	if c.cilium == nil || !c.cilium.running() {
+		return 0
+	}
+	return c.cilium.cmd.Process.Pid
+}
+
 // CiliumLog returns what the Cilium operator has written so far.
 func (c *Cluster) CiliumLog() string {
 	b, _ := os.ReadFile(filepath.Join(c.Dir, "cilium-operator.log"))
