@@ -1,6 +1,7 @@
-# One Dockerfile builds either manager; BINARY picks which:
+# One Dockerfile builds every manager; BINARY picks which:
 #   docker build --build-arg BINARY=address-controller -t ghcr.io/cozystack/address-controller:dev .
 #   docker build --build-arg BINARY=metallb-iad -t ghcr.io/cozystack/metallb-iad:dev .
+#   docker build --build-arg BINARY=cilium-iad -t ghcr.io/cozystack/cilium-iad:dev .
 # Override BASE_IMAGE to build from another registry, e.g. docker.io/library/golang:1.26
 ARG BASE_IMAGE=golang:1.26
 FROM ${BASE_IMAGE} AS builder
@@ -21,7 +22,7 @@ COPY cmd/ cmd/
 COPY internal/ internal/
 
 # GOARCH has no default, so the binary matches the platform the image is built for.
-RUN test -d "cmd/${BINARY}" || { echo "BINARY must be address-controller or metallb-iad, not '${BINARY}'" >&2; exit 1; }
+RUN test -d "cmd/${BINARY}" || { echo "BINARY must be address-controller, metallb-iad or cilium-iad, not '${BINARY}'" >&2; exit 1; }
 RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} go build -trimpath -o /manager "./cmd/${BINARY}"
 
 # Use distroless as minimal base image to package the manager binary
