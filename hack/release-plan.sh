@@ -5,7 +5,7 @@
 # $GITHUB_OUTPUT:
 #   kind=main|release|none
 #   version=X.Y.Z          (release: the chart's version and appVersion)
-#   image_tags=t1,t2       (tags of both images)
+#   image_tags=t1,t2       (tags of every image)
 # A release is a tag vX.Y.Z[-pre] that points at SHA; its images are tagged
 # X.Y.Z (and X.Y unless it is a pre-release), so that a released chart's
 # default image tag, its appVersion, names an image that exists.
