@@ -78,7 +78,7 @@ TEST_ENV = KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_
 	CILIUM_ASSETS="$(CILIUM_ASSETS)" PROMETHEUS_OPERATOR_CRDS="$(PROMETHEUS_OPERATOR_CRDS)"
 
 .PHONY: test
-test: verify-generated fmt vet control-plane helm kubebuilder prometheus-operator-crds ## Run every test: unit, integration and end-to-end (local harness), on the local control plane.
+test: verify-generated fmt vet control-plane helm kubebuilder prometheus-operator-crds cilium-crds ## Run every test: unit, integration and end-to-end (local harness), on the local control plane.
 	$(TEST_ENV) go test -tags=e2e -timeout 45m ./... -coverprofile cover.out
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
 
@@ -440,6 +440,10 @@ cilium: $(CILIUM_ASSETS)/cilium-operator $(CILIUM_ASSETS)/crds ## Build the Cili
 $(CILIUM_ASSETS)/cilium-operator: export CGO_ENABLED = 0
 $(CILIUM_ASSETS)/cilium-operator:
 	$(call build-tool,$@,cilium,github.com/cilium/cilium/operator,-X github.com/cilium/cilium/pkg/version.ciliumVersion=$(CILIUM_VERSION:v%=%),-tags $(CILIUM_OPERATOR_TAGS))
+# The chart tests run cilium-iad, which watches its pools, without the
+# operator: they need the CRDs alone.
+.PHONY: cilium-crds
+cilium-crds: $(CILIUM_ASSETS)/crds ## Copy the Cilium CRDs locally if necessary (no operator build).
 $(CILIUM_ASSETS)/crds:
 	@mkdir -p "$@.partial"
 	cd "$(TOOLS_DIR)/cilium" && go mod download github.com/cilium/cilium && \

@@ -32,7 +32,7 @@ func podSpec(g Gomega, objs []*unstructured.Unstructured) map[string]any {
 }
 
 // TestAvailabilityValues renders the PodDisruptionBudget, anti-affinity,
-// topology spread and priority class values of both charts, and the memory
+// topology spread and priority class values of every chart, and the memory
 // limits sized in docs/install.md.
 func TestAvailabilityValues(t *testing.T) {
 	const ns = "ipam-system"
@@ -41,6 +41,7 @@ func TestAvailabilityValues(t *testing.T) {
 	}{
 		{coreChart, "address-controller", "384Mi"},
 		{driverChart, "metallb-iad", "512Mi"},
+		{ciliumChart, "cilium-iad", "512Mi"},
 	} {
 		selector := map[string]any{"app.kubernetes.io/name": tc.manager, "app.kubernetes.io/instance": tc.chart}
 

@@ -15,10 +15,12 @@ limitations under the License.
 */
 
 // Package charts tests the Helm charts under charts/ against the local
-// control plane of test/cluster: both charts lint with default values and with
-// every option switched on, every object they render is accepted by a real
-// API server, and their admission policies admit and deny exactly the writes
-// docs/install.md describes, for real users and ServiceAccounts.
+// control plane of test/cluster: every chart lints with default values and
+// with every option switched on, every object they render is accepted by a
+// real API server, their roles are the ones the markers generate and no
+// wider, and their admission policies admit and deny exactly the writes
+// docs/install.md and each chart's README describe, for real users and
+// ServiceAccounts.
 //
 // The tests run the helm binary that `make helm` builds into bin/.
 package charts

@@ -32,11 +32,15 @@ import (
 	"github.com/cozystack/address-controller/test/cluster"
 )
 
-// The two charts, in the order they are installed.
+// The charts: the core, which is installed first, and one per driver.
 const (
 	coreChart   = "address-controller"
 	driverChart = "metallb-iad"
+	ciliumChart = "cilium-iad"
 )
+
+// allCharts lists every chart, the core's first.
+var allCharts = []string{coreChart, driverChart, ciliumChart}
 
 // repoPath returns a path inside the repository.
 func repoPath(t *testing.T, elem ...string) string {

@@ -45,8 +45,9 @@ func (a access) String() string {
 // TestManagersHoldOnlyWhatTheyUse installs each chart's RBAC for real, with
 // the placeholder and MetalLB namespaces moved away from their defaults, and
 // asks the API server's authorizer, as each chart's ServiceAccount, what it
-// may do. (The end-to-end suite runs both managers under these identities,
-// which proves the roles sufficient; this proves them no wider.)
+// may do. (The end-to-end suite runs the core and the MetalLB driver under
+// these identities, which proves their roles sufficient; this proves every
+// role no wider.)
 func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
 	c := startCluster(t)
 	g := NewWithT(t)
@@ -57,9 +58,11 @@ func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
 		coreNS, driverNS = "lp-core", "lp-driver"
 		placeholders     = "lp-placeholders"
 		metallbNS        = "lp-metallb"
+		ciliumNS         = "lp-cilium"
+		ciliumHolds      = "lp-cilium-placeholders"
 		tenant           = "lp-tenant"
 	)
-	for _, ns := range []string{coreNS, driverNS, metallbNS, tenant} {
+	for _, ns := range []string{coreNS, driverNS, metallbNS, ciliumNS, tenant} {
 		createNamespace(t, c, ns, nil)
 	}
 	install := func(chart, ns string, args ...string) {
@@ -74,6 +77,7 @@ func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
 	}
 	install(coreChart, coreNS)
 	install(driverChart, driverNS, "--set", "placeholderNamespace="+placeholders, "--set", "metallbNamespace="+metallbNS)
+	install(ciliumChart, ciliumNS, "--set", "placeholderNamespace="+ciliumHolds)
 
 	check := func(who *actor, want []access) {
 		for _, a := range want {
@@ -91,7 +95,7 @@ func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
 		}
 	}
 
-	const local, metallb = "local.sdn.cozystack.io", "metallb.io"
+	const local, metallb, ciliumGroup = "local.sdn.cozystack.io", "metallb.io", "cilium.io"
 	t.Run("the driver creates and deletes Services only in the placeholder namespace", func(t *testing.T) {
 		driver := serviceAccount(t, c, driverNS, "metallb-iad")
 		check(driver, []access{
@@ -128,6 +132,52 @@ func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
 				{"list", metallb, res, "", false},
 			})
 		}
+	})
+
+	t.Run("the Cilium driver creates and deletes Services only in its placeholder namespace", func(t *testing.T) {
+		driver := serviceAccount(t, c, ciliumNS, "cilium-iad")
+		check(driver, []access{
+			{"create", "", "services", ciliumHolds, true},
+			{"delete", "", "services", ciliumHolds, true},
+			{"create", "", "services", placeholders, false},
+			{"create", "", "services", tenant, false},
+			{"delete", "", "services", tenant, false},
+			{"create", "", "services", ciliumNS, false},
+			{"update", "", "services", tenant, false},
+			// Association: read every Service, patch a tenant's metadata.
+			{"get", "", "services", tenant, true},
+			{"list", "", "services", "", true},
+			{"watch", "", "services", "", true},
+			{"patch", "", "services", tenant, true},
+			// Its secret is the placeholder namespace's UID.
+			{"get", "", "namespaces", "", true},
+			{"list", "", "namespaces", "", false},
+			// It reads no core/v1 event: LB-IPAM reports on Service conditions.
+			{"list", "", "events", "", false},
+		})
+	})
+
+	t.Run("the Cilium driver writes its cluster-scoped pools, and nothing of MetalLB", func(t *testing.T) {
+		driver := serviceAccount(t, c, ciliumNS, "cilium-iad")
+		check(driver, []access{
+			{"create", ciliumGroup, "ciliumloadbalancerippools", "", true},
+			{"patch", ciliumGroup, "ciliumloadbalancerippools", "", true},
+			{"delete", ciliumGroup, "ciliumloadbalancerippools", "", true},
+			{"list", ciliumGroup, "ciliumloadbalancerippools", "", true},
+			{"watch", ciliumGroup, "ciliumloadbalancerippools", "", true},
+			{"update", ciliumGroup, "ciliumloadbalancerippools", "", false},
+			{"list", ciliumGroup, "ciliuml2announcementpolicies", "", false},
+			{"create", metallb, "ipaddresspools", metallbNS, false},
+			{"list", metallb, "ipaddresspools", "", false},
+		})
+	})
+
+	t.Run("the MetalLB driver writes no Cilium pool", func(t *testing.T) {
+		driver := serviceAccount(t, c, driverNS, "metallb-iad")
+		check(driver, []access{
+			{"create", ciliumGroup, "ciliumloadbalancerippools", "", false},
+			{"list", ciliumGroup, "ciliumloadbalancerippools", "", false},
+		})
 	})
 
 	t.Run("the core holds no verb it never uses", func(t *testing.T) {

@@ -22,10 +22,10 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// TestLint lints both charts strictly, with default values and with every
+// TestLint lints every chart strictly, with default values and with every
 // option switched on.
 func TestLint(t *testing.T) {
-	for _, chart := range []string{coreChart, driverChart} {
+	for _, chart := range allCharts {
 		t.Run(chart+" with default values", func(t *testing.T) {
 			out, err := runHelm(t, "lint", "--strict", chartDir(t, chart))
 			NewWithT(t).Expect(err).NotTo(HaveOccurred(), out)
@@ -40,8 +40,8 @@ func TestLint(t *testing.T) {
 // TestValuesSchema checks that each chart's values.schema.json, or a template
 // guard, rejects values the chart cannot honour, naming the culprit.
 func TestValuesSchema(t *testing.T) {
-	policy := map[string]string{coreChart: "addressNamePolicy", driverChart: "admissionPolicy"}
-	for _, chart := range []string{coreChart, driverChart} {
+	policy := map[string]string{coreChart: "addressNamePolicy", driverChart: "admissionPolicy", ciliumChart: "admissionPolicy"}
+	for _, chart := range allCharts {
 		p := policy[chart]
 		for _, tc := range []struct {
 			name string
@@ -70,10 +70,18 @@ func TestValuesSchema(t *testing.T) {
 			})
 		}
 	}
-	t.Run(driverChart+": placeholderNamespace must be a namespace name", func(t *testing.T) {
+	for _, chart := range []string{driverChart, ciliumChart} {
+		t.Run(chart+": placeholderNamespace must be a namespace name", func(t *testing.T) {
+			g := NewWithT(t)
+			_, err := runHelm(t, "template", chart, chartDir(t, chart), "--set", "placeholderNamespace=Not_A_Namespace")
+			g.Expect(err).To(HaveOccurred())
+			g.Expect(err.Error()).To(ContainSubstring("/placeholderNamespace"))
+		})
+	}
+	t.Run(ciliumChart+": MetalLB's values are refused", func(t *testing.T) {
 		g := NewWithT(t)
-		_, err := runHelm(t, "template", driverChart, chartDir(t, driverChart), "--set", "placeholderNamespace=Not_A_Namespace")
+		_, err := runHelm(t, "template", ciliumChart, chartDir(t, ciliumChart), "--set", "metallbNamespace=metallb-system")
 		g.Expect(err).To(HaveOccurred())
-		g.Expect(err.Error()).To(ContainSubstring("/placeholderNamespace"))
+		g.Expect(err.Error()).To(ContainSubstring("'metallbNamespace' not allowed"))
 	})
 }

@@ -28,7 +28,7 @@ import (
 func TestRenderedMonitoring(t *testing.T) {
 	const ns = "ipam-system"
 	monitoringKinds := []string{"ServiceMonitor", "PrometheusRule", "ConfigMap"}
-	for _, chart := range []string{coreChart, driverChart} {
+	for _, chart := range allCharts {
 		t.Run(chart+" by default", func(t *testing.T) {
 			g := NewWithT(t)
 			objs := render(t, chart, chart, ns)

@@ -41,6 +41,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -162,22 +163,29 @@ func freeLocalPort(t *testing.T) int {
 }
 
 // TestShippedQueriesNameExportedMetrics parses every alert and dashboard
-// query of both charts with Prometheus's parser, and checks that each metric
+// query of every chart with Prometheus's parser, and checks that each metric
 // they name is served by the /metrics endpoint of a running manager of that
 // chart, once it has a class, an address, a claim and the leader lease.
 func TestShippedQueriesNameExportedMetrics(t *testing.T) {
 	g := NewWithT(t)
 	c := startCluster(t)
-	k, err := client.New(c.Config, client.Options{Scheme: manager.NewScheme()})
+	scheme := manager.NewScheme()
+	g.Expect(apiextensionsv1.AddToScheme(scheme)).To(Succeed())
+	k, err := client.New(c.Config, client.Options{Scheme: scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 	kit := testkit.New(k)
-	ns := kit.Namespace(t)
+	// Each driver keeps its placeholders in a namespace of its own.
+	ns, ciliumPlaceholders := kit.Namespace(t), kit.Namespace(t)
+	// The Cilium driver watches the pools it renders, whose kind must be
+	// served; the Cilium operator itself is not needed.
+	applyCRDs(t, k, ciliumPoolCRD(t, c))
 
 	binDir := t.TempDir()
 	urls := map[string]string{}
 	for chart, args := range map[string][]string{
 		coreChart:   nil,
 		driverChart: {"--placeholder-namespace=" + ns, "--metallb-namespace=" + cluster.MetalLBNamespace},
+		ciliumChart: {"--placeholder-namespace=" + ciliumPlaceholders},
 	} {
 		bin, err := cluster.GoBuild("./cmd/"+chart, binDir)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -185,12 +193,14 @@ func TestShippedQueriesNameExportedMetrics(t *testing.T) {
 	}
 
 	// Give every per-class and per-phase series a reason to exist: a class
-	// the driver serves, an address of it and a claim of it.
-	class := testkit.Name(t)
+	// each driver serves, an address of it and a claim of it.
+	class, ciliumClass := testkit.Name(t), testkit.Name(t)
 	kit.Create(g, b.Class(class, v1alpha1.ProvisionerMetalLB, b.Parameters(`{"addresses": ["198.51.100.0/28"]}`)),
-		b.Address(class+"-static", "198.51.100.3", class), b.Claim(ns, "web", b.OfClass(class)))
+		b.Address(class+"-static", "198.51.100.3", class), b.Claim(ns, "web", b.OfClass(class)),
+		b.Class(ciliumClass, v1alpha1.ProvisionerCilium, b.Parameters(`{"addresses": ["198.51.100.16/28"]}`)),
+		b.Address(ciliumClass+"-static", "198.51.100.19", ciliumClass), b.Claim(ns, "api", b.OfClass(ciliumClass)))
 
-	for _, chart := range []string{coreChart, driverChart} {
+	for _, chart := range allCharts {
 		t.Run(chart, func(t *testing.T) {
 			g := NewWithT(t)
 			qs := shippedQueries(t, chart)
@@ -212,6 +222,17 @@ func TestShippedQueriesNameExportedMetrics(t *testing.T) {
 			}, 90*time.Second, 500*time.Millisecond).Should(Succeed())
 		})
 	}
+}
+
+// ciliumPoolCRD is the CRD of CiliumLoadBalancerIPPool, which make
+// cilium-crds copies from the pinned Cilium module.
+func ciliumPoolCRD(t *testing.T, c *cluster.Cluster) string {
+	t.Helper()
+	f := filepath.Join(c.Assets.CiliumDir, "crds", "ciliumloadbalancerippools.yaml")
+	if _, err := os.Stat(f); c.Assets.CiliumDir == "" || err != nil {
+		t.Fatalf("no CiliumLoadBalancerIPPool CRD at %q: run make cilium-crds, or use make test", f)
+	}
+	return f
 }
 
 // selfSignedCert writes a certificate for 127.0.0.1 as tls.crt and tls.key

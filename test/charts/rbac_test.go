@@ -38,8 +38,8 @@ func TestChartRolesAreGeneratedFromTheMarkers(t *testing.T) {
 	for _, tc := range []struct {
 		chart, role, paths string
 		// defaults undoes the chart's namespace substitution (the Makefile's
-		// DRIVER_ROLE_NAMESPACES): the markers name default namespaces, the
-		// chart the configured ones.
+		// DRIVER_ROLE_NAMESPACES and CILIUM_ROLE_NAMESPACES): the markers
+		// name default namespaces, the chart the configured ones.
 		defaults *strings.Replacer
 		// foreign are API groups of other backends.
 		foreign []string
@@ -53,6 +53,14 @@ func TestChartRolesAreGeneratedFromTheMarkers(t *testing.T) {
 				"  namespace: {{ .Values.metallbNamespace }}\n", "  namespace: metallb-system\n",
 			),
 			foreign: []string{"cilium.io"}},
+		{chart: ciliumChart, role: "cilium-iad-manager",
+			paths: "./internal/driver;./internal/driver/placeholder;./internal/driver/cilium/...",
+			// The framework's marker names MetalLB's default placeholder
+			// namespace; the chart puts the Role in its own.
+			defaults: strings.NewReplacer(
+				`  namespace: {{ include "cilium-iad.placeholderNamespace" . }}`+"\n", "  namespace: metallb-iad-system\n",
+			),
+			foreign: []string{"metallb.io"}},
 	} {
 		t.Run(tc.chart, func(t *testing.T) {
 			out := t.TempDir()

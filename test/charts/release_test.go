@@ -58,7 +58,7 @@ func releasePlan(t *testing.T, branch string, tags ...string) map[string]string 
 	return plan
 }
 
-// TestReleasedChartsPullPublishedImages packages both charts the way the
+// TestReleasedChartsPullPublishedImages packages every chart the way the
 // release workflow does for a tag, and checks that a default install of the
 // packaged chart pulls an image the workflow pushes for that tag.
 func TestReleasedChartsPullPublishedImages(t *testing.T) {
@@ -82,7 +82,7 @@ func TestReleasedChartsPullPublishedImages(t *testing.T) {
 			out, err := pkg.CombinedOutput()
 			g.Expect(err).NotTo(HaveOccurred(), "make helm-package:\n%s", out)
 
-			for _, chart := range []string{coreChart, driverChart} {
+			for _, chart := range allCharts {
 				archive := filepath.Join(dist, chart+"-"+version+".tgz")
 				g.Expect(archive).To(BeAnExistingFile(), "the chart is versioned from the tag")
 				rendered, err := runHelm(t, "template", chart, archive, "--namespace", "ipam-system")

@@ -33,7 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// The labels every object of both charts carries.
+// The labels every object of every chart carries.
 var standardLabels = []string{
 	"app.kubernetes.io/name",
 	"app.kubernetes.io/instance",
@@ -51,7 +51,7 @@ func renderings(t *testing.T, chart string) map[string][]string {
 	}
 }
 
-// TestRenderedObjectsAreAccepted renders both charts with default values and
+// TestRenderedObjectsAreAccepted renders every chart with default values and
 // with every option switched on, and has a real API server accept every
 // object with a server-side dry run, after applying the core chart's CRDs.
 func TestRenderedObjectsAreAccepted(t *testing.T) {
@@ -68,16 +68,16 @@ func TestRenderedObjectsAreAccepted(t *testing.T) {
 	applyCRDs(t, k, monitoringCRDs(t)...)
 
 	const namespace = "charts-dry-run"
-	// The driver's Roles go to the placeholder and MetalLB namespaces: the
+	// The drivers' Roles go to the placeholder and MetalLB namespaces: the
 	// defaults, and those the every-option values name. MetalLB's exist
 	// before the chart; a placeholder namespace the chart creates is created
 	// for real first.
-	others := []string{"metallb-system", "metallb", "ipam-placeholders"}
+	others := []string{"metallb-system", "metallb", "ipam-placeholders", "ipam-cilium-placeholders"}
 	for _, ns := range append([]string{namespace}, others[:2]...) {
 		g.Expect(client.IgnoreAlreadyExists(k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
 	}
 
-	for _, chart := range []string{coreChart, driverChart} {
+	for _, chart := range allCharts {
 		for name, args := range renderings(t, chart) {
 			t.Run(chart+" with "+name, func(t *testing.T) {
 				g := NewWithT(t)
@@ -99,7 +99,7 @@ func TestRenderedObjectsAreAccepted(t *testing.T) {
 					gvk := obj.GroupVersionKind()
 					mapping, err := k.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 					g.Expect(err).NotTo(HaveOccurred(), "the API server serves %s", id)
-					managerRole := (obj.GetKind() == "Role" || obj.GetKind() == "RoleBinding") && chart == driverChart &&
+					managerRole := (obj.GetKind() == "Role" || obj.GetKind() == "RoleBinding") && chart != coreChart &&
 						obj.GetNamespace() != namespace
 					switch {
 					case mapping.Scope.Name() == meta.RESTScopeNameNamespace && managerRole:
@@ -212,6 +212,8 @@ func TestRenderedManager(t *testing.T) {
 		chart, manager string
 		// args are the manager's arguments with default values.
 		args []string
+		// roleNamespaces are where a driver's generated Roles are bound.
+		roleNamespaces []string
 	}{{
 		chart: coreChart, manager: "address-controller",
 		args: []string{
@@ -225,6 +227,17 @@ func TestRenderedManager(t *testing.T) {
 			"--leader-elect", "--leader-election-namespace=" + ns,
 			"--metrics-bind-address=:8443", "--health-probe-bind-address=:8081", "--zap-log-level=info",
 		},
+		// The placeholder namespace defaults to the release namespace.
+		roleNamespaces: []string{ns, "metallb-system"},
+	}, {
+		chart: ciliumChart, manager: "cilium-iad",
+		args: []string{
+			"--placeholder-namespace=" + ns,
+			"--leader-elect", "--leader-election-namespace=" + ns,
+			"--metrics-bind-address=:8443", "--health-probe-bind-address=:8081", "--zap-log-level=info",
+		},
+		// Its pools are cluster-scoped: only the placeholders are namespaced.
+		roleNamespaces: []string{ns},
 	}} {
 		t.Run(tc.chart+" with default values", func(t *testing.T) {
 			g := NewWithT(t)
@@ -273,10 +286,8 @@ func TestRenderedManager(t *testing.T) {
 				roleBindings[b.GetNamespace()+"/"+b.GetName()] = b.Object["roleRef"]
 			}
 			want := gstruct.Keys{ns + "/" + tc.manager + "-leader-election": HaveKeyWithValue("name", tc.manager+"-leader-election")}
-			if tc.chart == driverChart {
-				// The placeholder namespace defaults to the release namespace.
-				want[ns+"/metallb-iad-manager"] = HaveKeyWithValue("name", "metallb-iad-manager")
-				want["metallb-system/metallb-iad-manager"] = HaveKeyWithValue("name", "metallb-iad-manager")
+			for _, where := range tc.roleNamespaces {
+				want[where+"/"+tc.manager+"-manager"] = HaveKeyWithValue("name", tc.manager+"-manager")
 			}
 			g.Expect(roleBindings).To(gstruct.MatchAllKeys(want), "the leader-election Role is bound in the release namespace, the driver's Roles where they are")
 
@@ -310,22 +321,41 @@ func TestRenderedManager(t *testing.T) {
 		})
 	}
 
-	t.Run("metallb-iad creates a placeholder namespace other than its own", func(t *testing.T) {
-		g := NewWithT(t)
-		objs := render(t, driverChart, driverChart, ns, "--set", "placeholderNamespace=ipam-placeholders", "--set", "metallbNamespace=metallb")
-		g.Expect(managerContainer(g, deployment(g, objs))).To(HaveKeyWithValue("args", ContainElements(
-			"--placeholder-namespace=ipam-placeholders", "--metallb-namespace=metallb")))
-		namespaces := ofKind(objs, "Namespace")
-		g.Expect(namespaces).To(HaveLen(1))
-		g.Expect(namespaces[0].GetName()).To(Equal("ipam-placeholders"))
-		g.Expect(namespaces[0].GetAnnotations()).To(HaveKeyWithValue("helm.sh/resource-policy", "keep"),
-			"uninstalling the chart never deletes the reservations")
-	})
+	for chart, args := range map[string][]string{
+		driverChart: {"--set", "metallbNamespace=metallb"},
+		ciliumChart: nil,
+	} {
+		t.Run(chart+" creates a placeholder namespace other than its own", func(t *testing.T) {
+			g := NewWithT(t)
+			objs := render(t, chart, chart, ns, append([]string{"--set", "placeholderNamespace=ipam-placeholders"}, args...)...)
+			g.Expect(managerContainer(g, deployment(g, objs))).To(HaveKeyWithValue("args",
+				ContainElement("--placeholder-namespace=ipam-placeholders")))
+			namespaces := ofKind(objs, "Namespace")
+			g.Expect(namespaces).To(HaveLen(1))
+			g.Expect(namespaces[0].GetName()).To(Equal("ipam-placeholders"))
+			g.Expect(namespaces[0].GetAnnotations()).To(HaveKeyWithValue("helm.sh/resource-policy", "keep"),
+				"uninstalling the chart never deletes the reservations")
+			var bound []string
+			for _, b := range ofKind(objs, "RoleBinding") {
+				if b.GetName() == chart+"-manager" {
+					bound = append(bound, b.GetNamespace())
+				}
+			}
+			g.Expect(bound).To(ContainElement("ipam-placeholders"), "the driver creates and deletes Services there")
+			g.Expect(bound).NotTo(ContainElement(ns), "not in the release namespace")
+		})
 
-	t.Run("metallb-iad does not create its own namespace as placeholder namespace", func(t *testing.T) {
+		t.Run(chart+" does not create its own namespace as placeholder namespace", func(t *testing.T) {
+			g := NewWithT(t)
+			objs := render(t, chart, chart, ns, append([]string{"--set", "placeholderNamespace=" + ns}, args...)...)
+			g.Expect(ofKind(objs, "Namespace")).To(BeEmpty())
+		})
+	}
+
+	t.Run("metallb-iad passes its MetalLB namespace", func(t *testing.T) {
 		g := NewWithT(t)
-		objs := render(t, driverChart, driverChart, ns, "--set", "placeholderNamespace="+ns)
-		g.Expect(ofKind(objs, "Namespace")).To(BeEmpty())
+		objs := render(t, driverChart, driverChart, ns, "--set", "metallbNamespace=metallb")
+		g.Expect(managerContainer(g, deployment(g, objs))).To(HaveKeyWithValue("args", ContainElement("--metallb-namespace=metallb")))
 	})
 }
 
