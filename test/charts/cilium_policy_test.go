@@ -1,0 +1,259 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package charts
+
+import (
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	localv1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver/cilium"
+	"github.com/cozystack/address-controller/internal/driver/placeholder"
+)
+
+// ciliumReservedAnnotations are annotations the cilium-iad policy reserves:
+// LB-IPAM's, under both of its prefixes (with one Cilium does not read yet,
+// which the prefix covers all the same), and the driver's records.
+var ciliumReservedAnnotations = []string{
+	"lbipam.cilium.io/ips",
+	"lbipam.cilium.io/sharing-key",
+	"lbipam.cilium.io/sharing-cross-namespace",
+	"lbipam.cilium.io/some-later-request",
+	"io.cilium/lb-ipam-ips",
+	"io.cilium/lb-ipam-sharing-key",
+	"io.cilium/lb-ipam-sharing-cross-namespace",
+	localv1alpha1.AnnotationPinnedBy,
+	placeholder.AnnotationSharedBy,
+}
+
+// ciliumReservedFields lists every Service field the cilium-iad policy
+// reserves, each with the denial of a write to it.
+func ciliumReservedFields() []serviceField {
+	var fields []serviceField
+	for _, key := range ciliumReservedAnnotations {
+		fields = append(fields, serviceField{
+			name:   "annotation " + key,
+			set:    func(s *corev1.Service, v string) { metav1.SetMetaDataAnnotation(&s.ObjectMeta, key, v) },
+			unset:  func(s *corev1.Service) { delete(s.Annotations, key) },
+			denial: ciliumReservedMessage("annotation " + key),
+		})
+	}
+	for _, key := range []string{cilium.LabelPool, placeholder.LabelWithdrawn} {
+		fields = append(fields, serviceField{
+			name:   "label " + key,
+			set:    func(s *corev1.Service, v string) { metav1.SetMetaDataLabel(&s.ObjectMeta, key, v) },
+			unset:  func(s *corev1.Service) { delete(s.Labels, key) },
+			denial: "label " + key + " is reserved to the cilium-iad driver, which labels the Services it pins for its pools and those it withdrew a pin from",
+		})
+	}
+	return append(fields, serviceField{
+		name:   "spec.loadBalancerIP",
+		set:    func(s *corev1.Service, v string) { s.Spec.LoadBalancerIP = v },
+		unset:  func(s *corev1.Service) { s.Spec.LoadBalancerIP = "" },
+		denial: ciliumReservedMessage("spec.loadBalancerIP"),
+	})
+}
+
+// ciliumReservedMessage is the denial of a write to field.
+func ciliumReservedMessage(field string) string {
+	return field + " is reserved to the cilium-iad driver; reference an IPAddressClaim with " +
+		localv1alpha1.AnnotationIPAddressClaim + " instead"
+}
+
+// TestCiliumServiceFieldsPolicy installs the cilium-iad chart's admission
+// policy for real and checks, with real users, who may write the Service
+// fields it reserves.
+func TestCiliumServiceFieldsPolicy(t *testing.T) {
+	c := startCluster(t)
+	ctx := t.Context()
+
+	// The release that enforces, bound to namespaces labelled enforce, and a
+	// second, reporting one, bound to namespaces labelled report. The
+	// metallb-iad policies of TestServiceFieldsPolicy select other labels.
+	const releaseNS = "cilium-iad-system"
+	const selectorKey = "test.local.sdn.cozystack.io/cilium-policy"
+	applyPolicy(t, c, render(t, ciliumChart, ciliumChart, releaseNS,
+		"--set", "admissionPolicy.enabled=true",
+		"--set", "admissionPolicy.allowedUsernames={ip-admin}",
+		"--set-json", `admissionPolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"enforce"}}`,
+	))
+	applyPolicy(t, c, render(t, ciliumChart, ciliumChart, releaseNS,
+		"--set", "fullnameOverride=cilium-iad-report",
+		"--set", "admissionPolicy.enabled=true",
+		"--set-json", `admissionPolicy.validationActions=["Warn","Audit"]`,
+		"--set-json", `admissionPolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"report"}}`,
+	))
+
+	const enforced, unselected, reported = "cilium-enforced", "cilium-unselected", "cilium-reported"
+	createNamespace(t, c, enforced, map[string]string{selectorKey: "enforce"})
+	createNamespace(t, c, unselected, nil)
+	createNamespace(t, c, reported, map[string]string{selectorKey: "report"})
+	for _, ns := range []string{enforced, unselected, reported} {
+		grantWriters(t, c, ns,
+			groupSubject("tenants"), userSubject("ip-admin"), groupSubject("kubeadm:cluster-admins"),
+			serviceAccountSubject(releaseNS, "cilium-iad"), serviceAccountSubject("metallb-iad-system", "metallb-iad"))
+	}
+
+	admin := newActor(t, "admin", c.Config) // system:masters, allowlisted by default
+	tenant := newUser(t, c, "cilium-tenant", "tenants")
+	ipAdmin := newUser(t, c, "ip-admin")                                            // allowlisted by name
+	kubeadmAdmin := newUser(t, c, "cilium-kubeadm-admin", "kubeadm:cluster-admins") // allowlisted by default group
+	driver := serviceAccount(t, c, releaseNS, "cilium-iad")
+	otherDriver := serviceAccount(t, c, "metallb-iad-system", "metallb-iad")
+
+	fields := ciliumReservedFields()
+	pin := fields[0]
+
+	// A new policy takes a moment to become effective.
+	g := NewWithT(t)
+	g.Eventually(func() error {
+		_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "probe", pin), dryRun)
+		return err
+	}, policyTimeout, policyPoll).Should(MatchError(ContainSubstring(pin.denial)))
+	g.Eventually(func() []string {
+		_, err := tenant.cs.CoreV1().Services(reported).Create(ctx, loadBalancer(reported, "probe", pin), dryRun)
+		g.Expect(err).NotTo(HaveOccurred())
+		return tenant.warnings.take()
+	}, policyTimeout, policyPoll).ShouldNot(BeEmpty())
+
+	t.Run("a tenant may create and update Services without reserved fields", func(t *testing.T) {
+		g := NewWithT(t)
+		_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "plain"), metav1.CreateOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(updateService(t, tenant, enforced, "plain", func(s *corev1.Service) {
+			metav1.SetMetaDataAnnotation(&s.ObjectMeta, localv1alpha1.AnnotationIPAddressClaim, "web")
+			// Cilium annotations that request no address stay the tenant's.
+			metav1.SetMetaDataAnnotation(&s.ObjectMeta, "service.cilium.io/global", "true")
+			metav1.SetMetaDataAnnotation(&s.ObjectMeta, "io.cilium/lb-ipam", "not-a-request")
+			metav1.SetMetaDataLabel(&s.ObjectMeta, "cilium.drivers.local.sdn.cozystack.io/other", "x")
+		})).To(Succeed())
+	})
+
+	for i, f := range fields {
+		t.Run("a tenant creating a Service with "+f.name+" is denied", func(t *testing.T) {
+			g := NewWithT(t)
+			_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "create", f), metav1.CreateOptions{})
+			expectDenied(g, err, f.denial)
+		})
+
+		t.Run("a tenant adding "+f.name+" is denied", func(t *testing.T) {
+			g := NewWithT(t)
+			name := svcName("add", i)
+			_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, name), metav1.CreateOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			expectDenied(g, updateService(t, tenant, enforced, name, func(s *corev1.Service) { f.set(s, firstIP) }), f.denial)
+		})
+
+		t.Run("a tenant changing or removing "+f.name+" an admin set is denied", func(t *testing.T) {
+			g := NewWithT(t)
+			name := svcName("change", i)
+			_, err := admin.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, name, f), metav1.CreateOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			expectDenied(g, updateService(t, tenant, enforced, name, func(s *corev1.Service) { f.set(s, secondIP) }), f.denial)
+			expectDenied(g, updateService(t, tenant, enforced, name, f.unset), f.denial)
+		})
+
+		t.Run("[Warn, Audit] admits a tenant writing "+f.name+" with a warning naming it", func(t *testing.T) {
+			g := NewWithT(t)
+			tenant.warnings.take()
+			_, err := tenant.cs.CoreV1().Services(reported).Create(ctx, loadBalancer(reported, svcName("report", i), f), metav1.CreateOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			expectWarned(g, tenant.warnings.take(), f.denial)
+		})
+	}
+
+	t.Run("a denial names every reserved annotation the write touches", func(t *testing.T) {
+		g := NewWithT(t)
+		annotations := fields[:len(ciliumReservedAnnotations)]
+		_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "annotations", annotations...), metav1.CreateOptions{})
+		// They come in the order of the Service's annotation map.
+		expectDenied(g, err, " are reserved to the cilium-iad driver; reference an IPAddressClaim")
+		g.Expect(err.Error()).To(ContainSubstring("annotations "))
+		for _, key := range ciliumReservedAnnotations {
+			g.Expect(err.Error()).To(ContainSubstring(key))
+		}
+	})
+
+	t.Run("a denial names every reserved label the write touches", func(t *testing.T) {
+		g := NewWithT(t)
+		labels := fields[len(ciliumReservedAnnotations) : len(ciliumReservedAnnotations)+2]
+		_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "labels", labels...), metav1.CreateOptions{})
+		expectDenied(g, err, "labels "+cilium.LabelPool+", "+placeholder.LabelWithdrawn+" are reserved to the cilium-iad driver")
+	})
+
+	t.Run("a tenant update leaving the reserved fields unchanged is admitted", func(t *testing.T) {
+		g := NewWithT(t)
+		_, err := admin.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "pinned", fields...), metav1.CreateOptions{})
+		g.Expect(err).NotTo(HaveOccurred(), "an admin (system:masters) may pin a Service")
+		g.Expect(updateService(t, tenant, enforced, "pinned", func(s *corev1.Service) {
+			metav1.SetMetaDataLabel(&s.ObjectMeta, "app", "web")
+			metav1.SetMetaDataAnnotation(&s.ObjectMeta, "example.com/owner", "team-a")
+		})).To(Succeed())
+		s, err := tenant.cs.CoreV1().Services(enforced).Get(ctx, "pinned", metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(s.Labels).To(HaveKeyWithValue("app", "web"))
+		for _, key := range ciliumReservedAnnotations {
+			g.Expect(s.Annotations).To(HaveKeyWithValue(key, firstIP))
+		}
+		g.Expect(s.Labels).To(HaveKeyWithValue(cilium.LabelPool, firstIP))
+		g.Expect(s.Labels).To(HaveKeyWithValue(placeholder.LabelWithdrawn, firstIP))
+		g.Expect(s.Spec.LoadBalancerIP).To(Equal(firstIP))
+	})
+
+	for _, who := range []*actor{ipAdmin, kubeadmAdmin, driver, admin} {
+		t.Run(who.name+" may set, change and remove every reserved field", func(t *testing.T) {
+			g := NewWithT(t)
+			name := "by-" + strings.ReplaceAll(who.name, ":", "-")
+			_, err := who.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, name, fields...), metav1.CreateOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(updateService(t, who, enforced, name, func(s *corev1.Service) {
+				for _, f := range fields {
+					f.set(s, secondIP)
+				}
+			})).To(Succeed())
+			g.Expect(updateService(t, who, enforced, name, func(s *corev1.Service) {
+				for _, f := range fields {
+					f.unset(s)
+				}
+			})).To(Succeed())
+		})
+	}
+
+	t.Run("another driver's ServiceAccount is not allowlisted", func(t *testing.T) {
+		g := NewWithT(t)
+		marker := fields[len(ciliumReservedAnnotations)-2]
+		g.Expect(marker.name).To(Equal("annotation " + localv1alpha1.AnnotationPinnedBy))
+		_, err := otherDriver.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "other-driver", marker), metav1.CreateOptions{})
+		expectDenied(g, err, marker.denial)
+	})
+
+	t.Run("a tenant outside the namespaceSelector is admitted", func(t *testing.T) {
+		g := NewWithT(t)
+		_, err := tenant.cs.CoreV1().Services(unselected).Create(ctx, loadBalancer(unselected, "outside", fields...), metav1.CreateOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(updateService(t, tenant, unselected, "outside", func(s *corev1.Service) {
+			for _, f := range fields {
+				f.set(s, secondIP)
+			}
+		})).To(Succeed())
+		g.Expect(tenant.warnings.take()).To(BeEmpty(), "the reporting release is not bound there either")
+	})
+}
