@@ -1,0 +1,166 @@
+//go:build cilium
+
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cilium_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/core"
+	"github.com/cozystack/address-controller/internal/driver"
+	"github.com/cozystack/address-controller/internal/driver/cilium"
+	b "github.com/cozystack/address-controller/test/builder"
+	"github.com/cozystack/address-controller/test/inprocess"
+	"github.com/cozystack/address-controller/test/testkit"
+)
+
+// These tests cover what the contract suite does not: which handoff the
+// driver picks for each shape of Service, and how a class's bad input is
+// reported.
+
+// startBoth runs the core and the Cilium driver in the test process until t
+// ends.
+func startBoth(t *testing.T) {
+	err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: placeholderNS}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	inprocess.Start(t, testCluster.Config, func(mgr ctrl.Manager) error {
+		return core.Setup(mgr, core.Options{ClaimConcurrency: 4, AddressConcurrency: 4, ClassConcurrency: 1})
+	})
+	contractHarness{}.StartDriver(t, testCluster.Config)
+}
+
+// ciliumClass creates a class of the driver over a fresh IPv4 /28 and IPv6
+// /124 and waits until it is rendered.
+func ciliumClass(t *testing.T, g Gomega) string {
+	name := testkit.Name(t)
+	v4, v6 := contractHarness{}.Ranges()
+	kit.Create(g, b.Class(name, v1alpha1.ProvisionerCilium, b.Parameters(contractHarness{}.Parameters(v4, v6))))
+	g.Eventually(rendered(g, name), timeout, tick).Should(HaveField("Reason", HavePrefix("Rendered")))
+	return name
+}
+
+// rendered reads a class's Rendered condition.
+func rendered(g Gomega, class string) func() metav1.Condition {
+	return func() metav1.Condition {
+		c := &v1alpha1.IPAddressClass{}
+		g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: class}, c)).To(Succeed())
+		cond := testkit.Condition(c.Status.Conditions, v1alpha1.ConditionRendered)
+		return metav1.Condition{Status: cond.Status, Reason: cond.Reason, Message: cond.Message}
+	}
+}
+
+func associatedReason(g Gomega, address string) func() string {
+	return func() string {
+		return testkit.Reason(kit.Address(g, address).Status.Conditions, v1alpha1.ConditionAssociated)
+	}
+}
+
+// TestHandoffModes: a workload LB-IPAM lets share an address with its hold
+// gets it by the shared handoff, in every family; one it would not (traffic
+// policy Local, the hold's port) by the gap handoff. Either way the Service
+// reports exactly the claim's addresses, and a placeholder holds them again
+// once it lets go.
+func TestHandoffModes(t *testing.T) {
+	startBoth(t)
+	for _, tc := range []struct {
+		name   string
+		family v1alpha1.IPFamily
+		shape  []b.ServiceOption
+		reason string
+	}{
+		{"shared/IPv4", v1alpha1.IPv4, nil, driver.ReasonSharedHandoff},
+		{"shared/IPv6", v1alpha1.IPv6, []b.ServiceOption{b.IPv6Only()}, driver.ReasonSharedHandoff},
+		{"shared/dual-stack", v1alpha1.Dual, []b.ServiceOption{b.DualStack()}, driver.ReasonSharedHandoff},
+		{"gap/traffic policy Local", v1alpha1.IPv4, []b.ServiceOption{b.LocalTraffic()}, driver.ReasonGapHandoff},
+		{"gap/the hold's port", v1alpha1.IPv4, []b.ServiceOption{b.Port(9)}, driver.ReasonGapHandoff},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ns := kit.Namespace(t)
+			class := ciliumClass(t, g)
+			kit.Create(g, b.Claim(ns, "web", b.OfClass(class), b.Family(tc.family)))
+			g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+			addrs := kit.Claim(g, ns, "web").Status.Addresses
+			var ips []string
+			for _, a := range addrs {
+				ips = append(ips, a.Address)
+				g.Eventually(kit.Holders(g, a.Address), timeout, tick).Should(ConsistOf(HavePrefix(placeholderNS + "/")))
+			}
+
+			svc := b.Service(ns, "svc", append([]b.ServiceOption{b.ForClaim("web")}, tc.shape...)...)
+			kit.Create(g, svc)
+			g.Eventually(kit.Ingress(g, ns, "svc"), timeout, tick).Should(ConsistOf(ips))
+			for _, a := range addrs {
+				g.Eventually(associatedReason(g, a.Name), timeout, tick).Should(Equal(tc.reason))
+				g.Eventually(kit.Holders(g, a.Address), timeout, tick).Should(Equal([]string{ns + "/svc"}), "the hold goes")
+			}
+
+			kit.SetAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim, "")
+			g.Eventually(kit.Ingress(g, ns, "svc"), timeout, tick).Should(BeEmpty())
+			for _, a := range addrs {
+				g.Eventually(kit.Holders(g, a.Address), timeout, tick).Should(ConsistOf(HavePrefix(placeholderNS + "/")))
+				g.Eventually(associatedReason(g, a.Name), timeout, tick).Should(Equal(driver.ReasonNotAssociated))
+			}
+			g.Expect(kit.Service(g, ns, "svc").Labels).NotTo(HaveKey(cilium.LabelPool), "the pool no longer selects it")
+		})
+	}
+}
+
+// TestBadClassesSaySo: parameters the driver cannot read, and ranges
+// LB-IPAM finds in conflict with another class's, are reported on the class.
+func TestBadClassesSaySo(t *testing.T) {
+	startBoth(t)
+	g := NewWithT(t)
+	for params, want := range map[string]string{
+		`{"addresses": []}`:                        "spec.parameters.addresses must list at least one CIDR or range",
+		`{"addresses": ["10.250.0.1/24"]}`:         "spec.parameters.addresses[0]",
+		`{"ranges": ["10.250.0.0/28"]}`:            `unknown field "ranges"`,
+		`{"addresses": ["10.250.0.9-10.250.0.1"]}`: "spec.parameters.addresses[0]",
+	} {
+		name := testkit.Name(t) + fmt.Sprintf("-%d", nextRange.Add(1))
+		kit.Create(g, b.Class(name, v1alpha1.ProvisionerCilium, b.Parameters(params)))
+		g.Eventually(rendered(g, name), timeout, tick).Should(And(HaveField("Status", metav1.ConditionFalse),
+			HaveField("Reason", cilium.ReasonInvalidParameters), HaveField("Message", ContainSubstring(want))), params)
+	}
+
+	first := ciliumClass(t, g)
+	c := &v1alpha1.IPAddressClass{}
+	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: first}, c)).To(Succeed())
+	// LB-IPAM disables the newer of two conflicting pools, by creation time
+	// in whole seconds (at a tie, either): the second class comes a second
+	// later.
+	time.Sleep(1100 * time.Millisecond)
+	second := first + "-overlapping"
+	kit.Create(g, b.Class(second, v1alpha1.ProvisionerCilium, b.Parameters(string(c.Spec.Parameters.Raw))))
+	g.Eventually(rendered(g, second), timeout, tick).Should(And(HaveField("Reason", cilium.ReasonPoolConflict),
+		HaveField("Message", ContainSubstring("in conflict"))))
+	g.Consistently(rendered(g, first), settle, tick).Should(HaveField("Reason", HavePrefix("Rendered")))
+}
