@@ -78,8 +78,8 @@ TEST_ENV = KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_
 	CILIUM_ASSETS="$(CILIUM_ASSETS)" PROMETHEUS_OPERATOR_CRDS="$(PROMETHEUS_OPERATOR_CRDS)"
 
 .PHONY: test
-test: verify-generated fmt vet control-plane helm kubebuilder prometheus-operator-crds cilium-crds ## Run every test: unit, integration and end-to-end (local harness), on the local control plane.
-	$(TEST_ENV) go test -tags=e2e -timeout 45m ./... -coverprofile cover.out
+test: verify-generated fmt vet control-plane helm kubebuilder prometheus-operator-crds cilium ## Run every test: unit, integration and end-to-end (local harness, both drivers), on the local control plane.
+	$(TEST_ENV) go test -tags=e2e,cilium -timeout 45m ./... -coverprofile cover.out
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 # The fuzz targets, as package:target. The plain test run replays their seeds
@@ -215,7 +215,7 @@ chaos: manifests control-plane ## SIGKILL both replicas of each manager and Meta
 		go run ./test/chaos -presets $(CHAOS_PRESETS) -out $(CHAOS_OUT) $(CHAOS_ARGS)
 
 .PHONY: test-cilium
-test-cilium: control-plane cilium ## Record what Cilium's LB-IPAM does, against the real Cilium operator (not in make test: the operator takes 4 to 18 minutes to build).
+test-cilium: control-plane cilium ## The Cilium driver's tests alone (make test runs them too): its contract, handoffs and what LB-IPAM does, against the real Cilium operator.
 	$(TEST_ENV) go test -tags=cilium ./internal/driver/cilium/ -count=1 -timeout 20m
 
 .PHONY: chaos-short
