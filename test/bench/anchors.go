@@ -30,7 +30,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	b "github.com/cozystack/address-controller/test/builder"
-	"github.com/cozystack/address-controller/test/cluster"
 )
 
 // The anchors are what a user would run instead of the product, measured in
@@ -39,28 +38,30 @@ import (
 //
 //   - peer: the Cluster API in-cluster IPAM provider allocating N claims from
 //     one InClusterIPPool, beside the static path (a);
-//   - metallb-alone: N plain LoadBalancer Services drawing from a MetalLB
-//     pool, beside the MetalLB path (b);
-//   - metallb-pinned: N LoadBalancer Services pinned by hand to given
-//     addresses, beside association (c).
-const (
-	anchorPeer   = "peer"
-	anchorAlone  = "metallb-alone"
-	anchorPinned = "metallb-pinned"
-)
+//   - <driver>-alone (metallb-alone, cilium-alone): N plain LoadBalancer
+//     Services drawing from one pool of the driver's allocator, beside the
+//     driver's path (b);
+//   - <driver>-pinned: N LoadBalancer Services pinned by hand to given
+//     addresses with the allocator's own annotation, beside association (c).
+const anchorPeer = "peer"
 
-// anchorBeside names the product scenario (by letter) each anchor is set
-// against; an anchor runs only when that scenario does.
-var anchorBeside = map[string]string{anchorPeer: "a", anchorAlone: "b", anchorPinned: "c"}
+// anchorBeside names the product scenario (by letter) each anchor, of every
+// driver, is set against; an anchor runs only when that scenario does.
+var anchorBeside = func() map[string]string {
+	m := map[string]string{anchorPeer: "a"}
+	for _, d := range backends {
+		m[d.anchorAlone()], m[d.anchorPinned()] = "b", "c"
+	}
+	return m
+}()
 
 // procPeer names the peer allocator's process.
 const procPeer = "peer"
 
-// The kinds the anchors create, which the benchmark's scheme does not know.
+// The kinds the peer creates, which the benchmark's scheme does not know.
 var (
 	gvkInClusterIPPool = schema.GroupVersionKind{Group: "ipam.cluster.x-k8s.io", Version: "v1alpha2", Kind: "InClusterIPPool"}
 	gvkPeerClaim       = schema.GroupVersionKind{Group: "ipam.cluster.x-k8s.io", Version: "v1beta1", Kind: "IPAddressClaim"}
-	gvkMetalLBPool     = schema.GroupVersionKind{Group: "metallb.io", Version: "v1beta1", Kind: "IPAddressPool"}
 )
 
 // object returns an empty unstructured object of kind gvk.
@@ -96,8 +97,8 @@ func newAnchorRun(e *env, i, n int) *anchorRun {
 func (a *anchorRun) scenarios() []scenario {
 	return []scenario{
 		{name: anchorPeer, setup: a.setupPeer, body: a.peer},
-		{name: anchorAlone, setup: a.setupAlone, body: a.alone},
-		{name: anchorPinned, setup: a.setupPinned, body: a.pinned},
+		{name: a.e.backend.anchorAlone(), setup: a.setupAlone, body: a.alone},
+		{name: a.e.backend.anchorPinned(), setup: a.setupPinned, body: a.pinned},
 	}
 }
 
@@ -121,8 +122,8 @@ func (e *env) chosenAnchors(a *anchorRun) []scenario {
 }
 
 // measureAnchors runs the chosen anchors of one size with both managers
-// stopped, then removes the MetalLB anchors' Services and pools and starts
-// the managers again. The peer's claims stay, as the static path's do.
+// stopped, then removes the allocator's anchors' Services and pools and
+// starts the managers again. The peer's claims stay, as the static path's do.
 func (e *env) measureAnchors(ctx context.Context, i, n int) ([]Result, error) {
 	a := newAnchorRun(e, i, n)
 	chosen := e.chosenAnchors(a)
@@ -232,69 +233,35 @@ func (a *anchorRun) peer(ctx context.Context) (outcome, error) {
 	return outcome{latencies: p.between("created", "allocated")}, nil
 }
 
-// metallbPool creates a MetalLB IPAddressPool over prefix, usable only by
-// Services of namespace ns, and waits until MetalLB reports it: a Service
-// created before MetalLB knows its pool fails and is not retried (E3 in
-// docs/performance.md). Like the product's benchmark class it leaves
-// avoidBuggyIPs off, which would refuse every pin ending in .0 or .255.
-func (a *anchorRun) metallbPool(ctx context.Context, name, ns string, prefix netip.Prefix, autoAssign bool) error {
-	pool := object(gvkMetalLBPool, cluster.MetalLBNamespace, name)
-	pool.Object["spec"] = map[string]any{
-		"addresses":         []any{prefix.String()},
-		"autoAssign":        autoAssign,
-		"avoidBuggyIPs":     false,
-		"serviceAllocation": map[string]any{"namespaces": []any{ns}},
-	}
-	if err := a.e.c.Create(ctx, pool); err != nil {
-		return err
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		got := object(gvkMetalLBPool, cluster.MetalLBNamespace, name)
-		if err := a.e.c.Get(ctx, client.ObjectKeyFromObject(got), got); err != nil {
-			return err
-		}
-		if free, _, _ := unstructured.NestedInt64(got.Object, "status", "availableIPv4"); free > 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("MetalLB did not report pool %s within 30 s", name)
-}
-
 func (a *anchorRun) setupAlone(ctx context.Context) error {
 	if err := a.e.namespace(ctx, a.aloneNS); err != nil {
 		return err
 	}
-	return a.metallbPool(ctx, a.aloneNS, a.aloneNS, a.aloneRange, true)
+	return a.e.backend.pools.create(ctx, a.e, a.aloneNS, a.aloneRange, false)
 }
 
 func (a *anchorRun) setupPinned(ctx context.Context) error {
 	if err := a.e.namespace(ctx, a.pinnedNS); err != nil {
 		return err
 	}
-	return a.metallbPool(ctx, a.pinnedNS, a.pinnedNS, a.pinnedRange, false)
+	return a.e.backend.pools.create(ctx, a.e, a.pinnedNS, a.pinnedRange, true)
 }
 
-// alone: N plain LoadBalancer Services, done when MetalLB reports an
+// alone: N plain LoadBalancer Services, done when the allocator reports an
 // address in each one's status.
 func (a *anchorRun) alone(ctx context.Context) (outcome, error) {
 	return a.services(ctx, a.aloneNS, nil)
 }
 
 // pinned: N LoadBalancer Services, each pinned to its own address with
-// MetalLB's annotation, done when MetalLB reports that address.
+// the allocator's annotation, done when the allocator reports that address.
 func (a *anchorRun) pinned(ctx context.Context) (outcome, error) {
 	return a.services(ctx, a.pinnedNS, func(i int) string { return nthAddress(a.pinnedRange, i).String() })
 }
 
-// services creates N LoadBalancer Services in ns, pinned to pin(i) unless
-// pin is nil, and waits until MetalLB reports an address (the pinned one)
-// for every one.
+// services creates N LoadBalancer Services in ns, drawing from the pool of
+// the same name, pinned to pin(i) unless pin is nil, and waits until the
+// allocator reports an address (the pinned one) for every one.
 func (a *anchorRun) services(ctx context.Context, ns string, pin func(i int) string) (outcome, error) {
 	want := map[string]string{} // Service → pinned IP, "" for any
 	for i := range a.n {
@@ -317,11 +284,11 @@ func (a *anchorRun) services(ctx context.Context, ns string, pin func(i int) str
 		}
 	})
 	err := parallel(ctx, a.n, a.e.cfg.Workers, func(ctx context.Context, i int) error {
-		var opts []b.ServiceOption
+		ip := ""
 		if pin != nil {
-			opts = append(opts, b.PinnedByHand(pin(i)))
+			ip = pin(i)
 		}
-		svc := b.Service(ns, serviceName(i), opts...)
+		svc := b.Service(ns, serviceName(i), a.e.backend.pools.service(ns, ip)...)
 		if err := a.e.c.Create(ctx, svc); err != nil {
 			return err
 		}
@@ -333,21 +300,20 @@ func (a *anchorRun) services(ctx context.Context, ns string, pin func(i int) str
 	}
 	if err := p.wait(ctx, func() bool { return p.stamped("assigned") == a.n }); err != nil {
 		return outcome{latencies: p.between("created", "assigned")},
-			fmt.Errorf("%d of %d Services given an address by MetalLB: %w", p.stamped("assigned"), a.n, err)
+			fmt.Errorf("%d of %d Services given an address by %s: %w", p.stamped("assigned"), a.n, a.e.backend.title, err)
 	}
 	return outcome{latencies: p.between("created", "assigned")}, nil
 }
 
-// cleanup deletes the MetalLB anchors' namespaces, waits until they are
-// gone, then deletes their pools, so that MetalLB has nothing of theirs left
-// when the product's scenarios start.
+// cleanup deletes the allocator's anchors' namespaces, waits until they are
+// gone, then deletes their pools, so that the allocator has nothing of
+// theirs left when the product's scenarios start.
 func (a *anchorRun) cleanup(ctx context.Context) error {
 	for _, ns := range []string{a.aloneNS, a.pinnedNS} {
 		if err := a.e.deleteNamespace(ctx, ns); err != nil {
 			return err
 		}
-		pool := object(gvkMetalLBPool, cluster.MetalLBNamespace, ns)
-		if err := a.e.c.Delete(ctx, pool); client.IgnoreNotFound(err) != nil {
+		if err := a.e.backend.pools.remove(ctx, a.e, ns); err != nil {
 			return err
 		}
 	}

@@ -37,6 +37,9 @@ import (
 
 // Config is what to measure and how.
 type Config struct {
+	// Driver names the driver measured with its allocator ("metallb",
+	// "cilium"); empty means MetalLB.
+	Driver string
 	// Sizes are the numbers of claims, run in this order.
 	Sizes []int
 	// Workers is how many requests the benchmark's client has in flight.
@@ -51,7 +54,7 @@ type Config struct {
 	// namespace during the largest size; negative means the largest size.
 	Unrelated int
 	// Scenarios picks scenarios by letter ("a", "b", ...); empty runs all.
-	// Association and teardown need the MetalLB path before them.
+	// Association and teardown need the driver's path before them.
 	Scenarios []string
 	// Pprof serves each manager's pprof handlers on a local port (logged),
 	// for profiling a run by hand.
@@ -65,13 +68,13 @@ type Config struct {
 	// Settle is how long to wait after convergence before reading the
 	// counters, so that trailing writes of a scenario count as its own.
 	Settle time.Duration
-	// Handoffs are the driver's --handoff modes to measure: the MetalLB
+	// Handoffs are the driver's --handoff modes to measure: the driver's
 	// path, association and teardown run once per mode, the driver
 	// restarted in between; empty means auto alone.
 	Handoffs []string
 	// Anchors runs, beside the product's scenarios, what a user would run
-	// instead (anchors.go): the peer beside a, MetalLB alone beside b,
-	// pinned Services beside c.
+	// instead (anchors.go): the peer beside a, the allocator alone beside
+	// b, pinned Services beside c.
 	Anchors bool
 	// PeerAssets is the folder holding the Cluster API in-cluster IPAM
 	// provider's manager and crds/ (make capi-ipam); empty skips the peer.
@@ -114,6 +117,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer e.stop()
+	report.Settings.Driver, report.Settings.Allocator = e.backend.name, e.backend.title
 	report.Settings.CoreArgs, report.Settings.DriverArgs = redact(e.coreArgs), redact(e.driverArgs)
 
 	// The wire scenario runs first, on an empty cluster: the speaker
@@ -182,8 +186,8 @@ func (e *env) measureSize(ctx context.Context, i, n, unrelated int) (Size, error
 		}
 		s := newSizeRun(e, i+m*len(cfg.Sizes), n)
 		if m > 0 {
-			s.metallbNS += "-" + mode
-			s.metallbClass += "-" + mode
+			s.driverNS += "-" + mode
+			s.driverClass += "-" + mode
 		}
 		suffix := ""
 		if len(modes) > 1 {
@@ -349,7 +353,7 @@ func (e *env) measure(ctx context.Context, sc scenario, n int, ceiling Ceiling) 
 			other -= v - was
 		}
 	}
-	res.ByClient[otherClients] = per(other)
+	res.ByClient[otherClients(e.backend.title)] = per(other)
 	res.Reconciles, res.QueueAdds = map[string]float64{}, map[string]float64{}
 	for k, v := range after.reconciles {
 		if d := v - before.reconciles[k]; d > 0 {
@@ -380,8 +384,8 @@ func (e *env) pids() map[string]int {
 	if pid := e.driver.PID(); pid > 0 {
 		out[procDriver] = pid
 	}
-	if pid := e.cluster.MetalLBPID(); pid > 0 {
-		out[procMetalLB] = pid
+	if pid := e.backend.pid(e.cluster); pid > 0 {
+		out[e.backend.name] = pid
 	}
 	if e.peer != nil {
 		if pid := e.peer.PID(); pid > 0 {
@@ -410,9 +414,12 @@ func (e *env) counters(ctx context.Context) (counterSet, error) {
 	}
 	cs := counterSet{api: api, clients: map[string]float64{procBench: e.ownWrites.get()},
 		reconciles: map[string]float64{}, adds: map[string]float64{}}
-	endpoints := map[string]string{procCore: e.coreURL, procDriver: e.driverURL, procMetalLB: e.cluster.MetalLBMetricsURL(),
+	endpoints := map[string]string{procCore: e.coreURL, procDriver: e.driverURL, e.backend.name: e.backend.metrics(e.cluster),
 		procPeer: e.peerURL}
 	for name, url := range endpoints {
+		if url == "" {
+			continue
+		}
 		mc, ok, err := scrapeManager(ctx, url)
 		if err != nil || !ok {
 			continue

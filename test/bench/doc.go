@@ -18,7 +18,9 @@ limitations under the License.
 // the real MetalLB controller: throughput, claim-to-Bound latency, API writes
 // per claim, and the memory and CPU of both managers and of MetalLB, at
 // several numbers of claims, side by side with the API server's own ceiling
-// for a trivial custom object measured in the same run.
+// for a trivial custom object measured in the same run. With -driver cilium
+// it measures the Cilium LB-IPAM driver beside the Cilium operator instead
+// (drivers.go holds all it knows of either; the two never share a cluster).
 //
 // It runs the two managers as real processes built from cmd/, so that their
 // memory and CPU can be read from /proc, and reads API writes from the API

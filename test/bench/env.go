@@ -44,14 +44,13 @@ import (
 	"github.com/cozystack/address-controller/test/cluster"
 )
 
-// placeholderNamespace is where the driver keeps its placeholder Services.
-const placeholderNamespace = "metallb-iad-system"
-
-// env is a running benchmark cluster: the control plane with MetalLB, both
-// managers as processes, a client that counts its own writes, and a watch
-// cache whose events feed the running scenario.
+// env is a running benchmark cluster: the control plane with the driver's
+// allocator, both managers as processes, a client that counts its own
+// writes, and a watch cache whose events feed the running scenario.
 type env struct {
-	cfg     Config
+	cfg Config
+	// backend is the driver measured, and its allocator.
+	backend *backend
 	cluster *cluster.Cluster
 	c       client.Client
 	rc      rest.Interface
@@ -103,18 +102,24 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &env{cfg: cfg, ownWrites: &writeCounter{}}
+	d, err := backendNamed(cfg.Driver)
+	if err != nil {
+		return nil, err
+	}
+	e := &env{cfg: cfg, backend: d, ownWrites: &writeCounter{}}
 	defer func() {
 		if err != nil {
 			e.stop()
 		}
 	}()
-	cfg.logf("Starting the local control plane with MetalLB")
+	cfg.logf("Starting the local control plane with %s", d.title)
 	crds := []string{filepath.Join(root, "test", "bench", "testdata", "crds")}
 	if cfg.Anchors && cfg.PeerAssets != "" {
 		crds = append(crds, filepath.Join(cfg.PeerAssets, "crds"))
 	}
-	e.cluster, err = cluster.Start(cluster.Options{ExtraCRDDirs: crds, KeepDir: cfg.KeepDir})
+	opts := cluster.Options{ExtraCRDDirs: crds, KeepDir: cfg.KeepDir}
+	d.cluster(&opts)
+	e.cluster, err = cluster.Start(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +142,7 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	if err := e.watch(ctx, restCfg); err != nil {
 		return nil, err
 	}
-	for _, ns := range []string{placeholderNamespace} {
+	for _, ns := range []string{d.placeholderNamespace} {
 		if err := e.namespace(ctx, ns); err != nil {
 			return nil, err
 		}
@@ -149,7 +154,7 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	if err != nil {
 		return nil, err
 	}
-	e.driverBin, err = cluster.GoBuild("./cmd/metallb-iad", binDir)
+	e.driverBin, err = cluster.GoBuild(d.cmd, binDir)
 	if err != nil {
 		return nil, err
 	}
@@ -169,9 +174,9 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	e.coreArgs = append(common(corePort),
 		"--claim-concurrency", strconv.Itoa(cfg.ClaimConcurrency),
 		"--address-concurrency", strconv.Itoa(cfg.AddressConcurrency))
-	e.driverArgs = append(common(driverPort),
-		"--placeholder-namespace", placeholderNamespace,
-		"--metallb-namespace", cluster.MetalLBNamespace,
+	e.driverArgs = append(common(driverPort), "--placeholder-namespace", d.placeholderNamespace)
+	e.driverArgs = append(e.driverArgs, d.args...)
+	e.driverArgs = append(e.driverArgs,
 		"--concurrency", strconv.Itoa(cfg.DriverConcurrency),
 		"--handoff", cfg.handoffs()[0])
 	if cfg.Pprof {
@@ -293,7 +298,7 @@ func (e *env) startDriver(ctx context.Context, mode string) error {
 		args[i+1] = mode
 	}
 	var err error
-	if e.driver, err = e.cluster.StartProcess("metallb-iad", e.driverBin, args...); err != nil {
+	if e.driver, err = e.cluster.StartProcess(filepath.Base(e.backend.cmd), e.driverBin, args...); err != nil {
 		return err
 	}
 	return waitServing(ctx, e.driver, e.driverURL)

@@ -43,6 +43,9 @@ func main() {
 		}}
 		qps float64
 	)
+	flag.StringVar(&cfg.Driver, "driver", defaultDriver,
+		"The driver measured, with its allocator: "+strings.Join(driverNames(), " or ")+
+			" (the path b, its anchors and the report are named after it).")
 	flag.IntVar(&cfg.Workers, "workers", 16,
 		"Requests the benchmark's client keeps in flight when it creates or deletes objects.")
 	flag.Float64Var(&qps, "qps", -1,
@@ -56,16 +59,17 @@ func main() {
 		"Plain ClusterIP Services created in another namespace before the largest size; "+
 			"negative means as many as the largest size.")
 	scenarios := flag.String("scenarios", "",
-		"Comma-separated scenario letters (a static, b MetalLB, c association, d teardown, w wire); c and d need b; "+
-			"with -anchors, each anchor runs with its letter (the peer with a, MetalLB alone with b, pinned Services with c). "+
+		"Comma-separated scenario letters (a static, b the driver's path, c association, d teardown, w wire: MetalLB only); "+
+			"c and d need b; with -anchors, each anchor runs with its letter (the peer with a, the allocator alone with b, "+
+			"pinned Services with c). "+
 			"Empty runs all.")
 	handoffs := flag.String("handoff", "auto",
-		"Comma-separated --handoff modes of the driver (auto, gap); the MetalLB path, association and teardown run once per mode.")
+		"Comma-separated --handoff modes of the driver (auto, gap); the driver's path, association and teardown run once per mode.")
 	flag.IntVar(&cfg.WireRebuilds, "wire-rebuilds", 100,
-		"Rebuilds the wire scenario measures (it needs root and ip; 0 skips it).")
+		"Rebuilds the wire scenario measures (it needs root, ip and -driver metallb; 0 skips it).")
 	flag.BoolVar(&cfg.Anchors, "anchors", false,
 		"Also run the anchors beside their scenarios, with both managers stopped: the Cluster API in-cluster IPAM "+
-			"provider beside a (with -peer-assets), MetalLB alone beside b, pinned Services beside c.")
+			"provider beside a (with -peer-assets), the allocator alone beside b, pinned Services beside c.")
 	flag.StringVar(&cfg.PeerAssets, "peer-assets", os.Getenv("CAPI_IPAM_ASSETS"),
 		"Folder with the Cluster API in-cluster IPAM provider's manager and crds/ (make capi-ipam); empty skips the peer.")
 	flag.BoolVar(&cfg.KeepDir, "keep", false,

@@ -48,6 +48,12 @@ type Machine struct {
 
 // Settings are the knobs the run used.
 type Settings struct {
+	// Driver is the driver measured ("metallb", "cilium"); it also keys its
+	// allocator's process in each Result's Processes. Allocator names that
+	// allocator in the tables ("MetalLB", "Cilium"). Reports written
+	// before drivers could be chosen measured MetalLB and carry neither.
+	Driver             string   `json:"driver"`
+	Allocator          string   `json:"allocator"`
 	Workers            int      `json:"workers"`
 	QPS                float32  `json:"clientQPS"`
 	Burst              int      `json:"clientBurst"`
@@ -90,8 +96,8 @@ type Comparison struct {
 
 // anchorTargets are the ratios issue 14 sets: the static path three times
 // the peer's rate (at 5,000 and 10,000 claims), the MetalLB path half of
-// MetalLB alone's.
-var anchorTargets = map[string]float64{anchorPeer: 3, anchorAlone: 0.5}
+// MetalLB alone's. It sets none for another allocator.
+var anchorTargets = map[string]float64{anchorPeer: 3, metallbBackend.anchorAlone(): 0.5}
 
 // comparisons pairs every product scenario of the size with the anchor
 // beside it (by the scenario's letter), in the order the scenarios ran.
@@ -169,8 +175,8 @@ type Result struct {
 	ConflictsPerClaim float64 `json:"conflictsPerClaim"`
 	// ByClient splits writes per claim by who sent them: the benchmark
 	// counts its own, the managers' rest_client_requests_total theirs, and
-	// otherClients is the rest (MetalLB, whose metrics do not count its
-	// requests, kube-controller-manager, the API server itself).
+	// otherClients is the rest (the allocator, whose metrics do not count
+	// its requests, kube-controller-manager, the API server itself).
 	ByClient map[string]float64 `json:"byClient"`
 	// Reconciles and QueueAdds are, per claim, each manager's reconciles and
 	// work queue adds by "manager/controller".
@@ -224,18 +230,28 @@ type Stage struct {
 
 // The processes a scenario measures. Their names key a Result's Processes
 // and ByClient, and prefix its Reconciles and QueueAdds.
+// The allocator's process is named after the driver (Settings.Driver).
 const (
-	procBench   = "bench"
-	procCore    = "core"
-	procDriver  = "driver"
-	procMetalLB = "metallb"
+	procBench  = "bench"
+	procCore   = "core"
+	procDriver = "driver"
 )
 
 // notAvailable fills a cell whose process did not run or count.
 const notAvailable = "n/a"
 
-// otherClients names the writes no process of ours counted.
-const otherClients = "MetalLB and others"
+// otherClients names the writes no process of ours counted, the allocator
+// named in title among them.
+func otherClients(title string) string { return title + " and others" }
+
+// allocator is the key of the allocator's process and its name in the
+// tables; a report that names neither measured MetalLB.
+func (s Settings) allocator() (proc, title string) {
+	if s.Driver == "" {
+		return metallbBackend.name, metallbBackend.title
+	}
+	return s.Driver, s.Allocator
+}
 
 // Markdown writes the report as the tables docs/performance.md holds.
 func (r *Report) Markdown(w io.Writer) {
@@ -247,6 +263,9 @@ func (r *Report) Markdown(w io.Writer) {
 	p("Settings: %d client workers, client QPS %g burst %d (the managers': no client-side limit); "+
 		"core --claim-concurrency=%d --address-concurrency=%d; driver --concurrency=%d\n\n",
 		s.Workers, s.QPS, s.Burst, s.ClaimConcurrency, s.AddressConcurrency, s.DriverConcurrency)
+	if s.Driver != "" {
+		p("Driver: %s, allocator %s\n\n", s.Driver, s.Allocator)
+	}
 
 	if len(r.Sizes) == 0 {
 		r.wireMarkdown(p)
@@ -279,10 +298,11 @@ func (r *Report) ceilingMarkdown(p func(format string, args ...any)) {
 // scenariosMarkdown reports every scenario's speed, writes and the cost to
 // each process.
 func (r *Report) scenariosMarkdown(p func(format string, args ...any)) {
+	allocator, title := r.Settings.allocator()
 	p("\n### Scenarios\n\n")
-	p("| scenario | N | unrelated Services | converged | wall s | claims/s | ms/claim | p50 ms | p99 ms | writes/claim " +
-		"| min writes | of ceiling ratio | core peak MiB / CPU s | driver peak MiB / CPU s | MetalLB peak MiB / CPU s " +
-		"| API server / etcd / bench CPU s |\n")
+	p("| scenario | N | unrelated Services | converged | wall s | claims/s | ms/claim | p50 ms | p99 ms | writes/claim "+
+		"| min writes | of ceiling ratio | core peak MiB / CPU s | driver peak MiB / CPU s | %s peak MiB / CPU s "+
+		"| API server / etcd / bench CPU s |\n", title)
 	p("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, run := range r.Sizes {
 		for _, res := range run.Scenarios {
@@ -308,7 +328,7 @@ func (r *Report) scenariosMarkdown(p func(format string, args ...any)) {
 			p("| %s | %d | %d | %s | %.1f | %.1f | %.2f | %.0f | %.0f | %.2f | %s | %s | %s | %s | %s "+
 				"| %.1f / %.1f / %.1f |\n",
 				res.Scenario, res.N, run.Unrelated, conv, res.Seconds, res.PerSecond, msPer, res.P50Ms, res.P99Ms,
-				res.WritesPerClaim, minWrites, ratio, proc(procCore), proc(procDriver), proc(procMetalLB),
+				res.WritesPerClaim, minWrites, ratio, proc(procCore), proc(procDriver), proc(allocator),
 				res.Processes["kube-apiserver"].CPUSeconds, res.Processes["etcd"].CPUSeconds, res.Processes[procBench].CPUSeconds)
 		}
 	}
@@ -342,12 +362,17 @@ func (r *Report) anchorsMarkdown(p func(format string, args ...any)) {
 	}
 }
 
-// memoryProcesses are the processes the memory table shows, in order.
-var memoryProcesses = []string{procCore, procDriver, procMetalLB, procPeer, "kube-apiserver", "etcd", procBench}
+// memoryProcesses are the processes the memory table shows, in order,
+// allocator the allocator's.
+func memoryProcesses(allocator string) []string {
+	return []string{procCore, procDriver, allocator, procPeer, "kube-apiserver", "etcd", procBench}
+}
 
 // memoryMarkdown shows every process's peak memory and CPU side by side,
 // for the product's scenarios and the anchors alike.
 func (r *Report) memoryMarkdown(p func(format string, args ...any)) {
+	allocator, _ := r.Settings.allocator()
+	memoryProcesses := memoryProcesses(allocator)
 	p("\n### Memory and CPU of each process: peak MiB / CPU s (n/a: not running)\n\n")
 	p("| scenario | N | %s |\n|---|---:|%s\n", strings.Join(memoryProcesses, " | "),
 		strings.Repeat("---:|", len(memoryProcesses)))
@@ -386,7 +411,8 @@ func (r *Report) apiServerMarkdown(p func(format string, args ...any)) {
 // clientsMarkdown splits each scenario's writes by the client that sent them.
 func (r *Report) clientsMarkdown(p func(format string, args ...any)) {
 	p("\n### Writes per claim by client\n\n")
-	clients := []string{procBench, procCore, procDriver, procPeer, otherClients}
+	_, title := r.Settings.allocator()
+	clients := []string{procBench, procCore, procDriver, procPeer, otherClients(title)}
 	p("| scenario | N | %s | of which 409 Conflict |\n|---|---:|%s---:|\n",
 		strings.Join(clients, " | "), strings.Repeat("---:|", len(clients)))
 	for _, run := range r.Sizes {
@@ -459,8 +485,10 @@ func (r *Report) eventsMarkdown(p func(format string, args ...any)) {
 // handoffsMarkdown reports how long handoffs left addresses unreported, in
 // the scenarios that made any.
 func (r *Report) handoffsMarkdown(p func(format string, args ...any)) {
+	_, title := r.Settings.allocator()
 	p("\n### Handoffs: how long addresses went unreported\n\n")
-	p("| scenario | N | handoffs | unreported never | p99 ms (bucket bound) | MetalLB AllocationFailed events/claim |\n|---|---:|---:|---:|---:|---:|\n")
+	p("| scenario | N | handoffs | unreported never | p99 ms (bucket bound) | %s AllocationFailed events/claim |\n"+
+		"|---|---:|---:|---:|---:|---:|\n", title)
 	for _, run := range r.Sizes {
 		for _, res := range run.Scenarios {
 			if u := res.Unheld; u != nil {
@@ -476,9 +504,10 @@ func (r *Report) handoffsMarkdown(p func(format string, args ...any)) {
 	}
 }
 
-// stagesMarkdown reports the latency of each step of the MetalLB paths.
+// stagesMarkdown reports the latency of each step of the driver's paths.
 func (r *Report) stagesMarkdown(p func(format string, args ...any)) {
-	p("\n### Stages of the MetalLB paths (per claim)\n\n")
+	_, title := r.Settings.allocator()
+	p("\n### Stages of the %s paths (per claim)\n\n", title)
 	p("| scenario | N | stage | count | p50 ms | p99 ms |\n|---|---:|---|---:|---:|---:|\n")
 	for _, run := range r.Sizes {
 		for _, res := range run.Scenarios {

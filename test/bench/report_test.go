@@ -27,6 +27,7 @@ func result(name string, perSecond float64, converged bool) Result {
 }
 
 func TestComparisons(t *testing.T) {
+	anchorAlone, anchorPinned := backends["metallb"].anchorAlone(), backends["metallb"].anchorPinned()
 	for _, tc := range []struct {
 		name      string
 		scenarios []Result
@@ -48,6 +49,17 @@ func TestComparisons(t *testing.T) {
 				{Product: "b-metallb-auto", Anchor: anchorAlone, Ratio: 0.25, Target: 0.5},
 				{Product: "c-associate-auto", Anchor: anchorPinned, Ratio: 0.1},
 				{Product: "b-metallb-gap", Anchor: anchorAlone, Ratio: 0.75, Target: 0.5},
+			},
+		},
+		{
+			name: "another driver's path against its own allocator's anchors, with no target",
+			scenarios: []Result{
+				result(backends["cilium"].anchorAlone(), 40, true), result(backends["cilium"].anchorPinned(), 50, true),
+				result("b-cilium", 10, true), result("c-associate", 25, true),
+			},
+			want: []Comparison{
+				{Product: "b-cilium", Anchor: "cilium-alone", Ratio: 0.25},
+				{Product: "c-associate", Anchor: "cilium-pinned", Ratio: 0.5},
 			},
 		},
 		{
@@ -86,5 +98,67 @@ func TestMarkdownShowsAnchors(t *testing.T) {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, md.String())
 		}
+	}
+}
+
+func TestMarkdownNamesTheDriverAndItsAllocator(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings Settings
+		want     []string
+		unwanted []string
+	}{
+		{
+			name: "a report without a driver measured MetalLB, and says nothing more",
+			want: []string{"| MetalLB peak MiB / CPU s |", "| core | driver | metallb | peer |",
+				"| bench | core | driver | peer | MetalLB and others |", "| 42 / 1.5 |", "### Stages of the MetalLB paths"},
+			unwanted: []string{"Driver:"},
+		},
+		{
+			name:     "MetalLB",
+			settings: Settings{Driver: "metallb", Allocator: "MetalLB"},
+			want: []string{"Driver: metallb, allocator MetalLB\n", "| MetalLB peak MiB / CPU s |",
+				"| core | driver | metallb | peer |", "| MetalLB and others |", "| 42 / 1.5 |"},
+		},
+		{
+			name:     "Cilium",
+			settings: Settings{Driver: "cilium", Allocator: "Cilium"},
+			want: []string{"Driver: cilium, allocator Cilium\n", "| Cilium peak MiB / CPU s |",
+				"| core | driver | cilium | peer |", "| bench | core | driver | peer | Cilium and others |", "| 42 / 1.5 |",
+				"| 0.50 |", "### Stages of the Cilium paths", "| Cilium AllocationFailed events/claim |"},
+			unwanted: []string{"MetalLB"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proc, title := tc.settings.allocator()
+			res := result(tc.settings.Driver+"-path", 10, true)
+			res.Processes = map[string]ProcStats{proc: {PeakRSSMiB: 42, CPUSeconds: 1.5}}
+			res.ByClient = map[string]float64{otherClients(title): 0.5}
+			res.Unheld = &Unheld{Handoffs: 100}
+			var md bytes.Buffer
+			(&Report{Settings: tc.settings, Sizes: []Size{{N: 100, Scenarios: []Result{res}}}}).Markdown(&md)
+			for _, want := range tc.want {
+				if !strings.Contains(md.String(), want) {
+					t.Errorf("report lacks %q:\n%s", want, md.String())
+				}
+			}
+			for _, unwanted := range tc.unwanted {
+				if strings.Contains(md.String(), unwanted) {
+					t.Errorf("report has %q:\n%s", unwanted, md.String())
+				}
+			}
+		})
+	}
+}
+
+func TestBackendNamed(t *testing.T) {
+	for name, want := range map[string]string{"": "metallb", "metallb": "metallb", "cilium": "cilium"} {
+		d, err := backendNamed(name)
+		if err != nil || d.name != want {
+			t.Errorf("backendNamed(%q) = %v, %v; want %s", name, d, err, want)
+		}
+	}
+	if _, err := backendNamed("kube-vip"); err == nil || !strings.Contains(err.Error(), "cilium, metallb") {
+		t.Errorf("an unknown driver: %v, want an error listing cilium, metallb", err)
 	}
 }

@@ -41,27 +41,24 @@ import (
 // path runs through the core alone.
 const staticProvisioner = "static.bench.local.sdn.cozystack.io"
 
-// annotationLoadBalancerIPs is MetalLB's pin, which the driver writes.
-const annotationLoadBalancerIPs = "metallb.io/loadBalancerIPs"
-
 // Minimal writes per claim on each path, reasoned in docs/performance.md.
 const (
 	minWritesStatic    = 5
-	minWritesMetalLB   = 13
+	minWritesDriver    = 13
 	minWritesAssociate = 7
 	minWritesTeardown  = 7
 )
 
 // sizeRun is one size's scenarios and the state they hand each other: the
-// MetalLB path's claims, which association and teardown use.
+// driver's path's claims, which association and teardown use.
 type sizeRun struct {
-	e                         *env
-	n                         int
-	staticNS, metallbNS       string
-	staticClass, metallbClass string
-	staticRange, metallbRange netip.Prefix
+	e                        *env
+	n                        int
+	staticNS, driverNS       string
+	staticClass, driverClass string
+	staticRange, driverRange netip.Prefix
 
-	// bound maps each claim of the MetalLB path to its address.
+	// bound maps each claim of the driver's path to its address.
 	bound map[string]v1alpha1.ClaimedAddress
 }
 
@@ -70,17 +67,17 @@ type sizeRun struct {
 func newSizeRun(e *env, i, n int) *sizeRun {
 	return &sizeRun{
 		e: e, n: n,
-		staticNS: fmt.Sprintf("bench-static-%d", n), metallbNS: fmt.Sprintf("bench-metallb-%d", n),
-		staticClass: fmt.Sprintf("bench-static-%d", n), metallbClass: fmt.Sprintf("bench-metallb-%d", n),
-		staticRange:  netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(120 + 2*i), 0, 0}), 16),
-		metallbRange: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(121 + 2*i), 0, 0}), 16),
+		staticNS: fmt.Sprintf("bench-static-%d", n), driverNS: fmt.Sprintf("bench-%s-%d", e.backend.name, n),
+		staticClass: fmt.Sprintf("bench-static-%d", n), driverClass: fmt.Sprintf("bench-%s-%d", e.backend.name, n),
+		staticRange: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(120 + 2*i), 0, 0}), 16),
+		driverRange: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(121 + 2*i), 0, 0}), 16),
 	}
 }
 
 func (s *sizeRun) scenarios() []scenario {
 	return []scenario{
 		{name: "a-static", minWrites: minWritesStatic, setup: s.setupStatic, body: s.static},
-		{name: "b-metallb", minWrites: minWritesMetalLB, setup: s.setupMetalLB, body: s.metallb},
+		{name: s.e.backend.scenario(), minWrites: minWritesDriver, setup: s.setupDriver, body: s.provision},
 		{name: "c-associate", minWrites: minWritesAssociate, body: s.associate},
 		{name: "d-teardown", minWrites: minWritesTeardown, body: s.teardown},
 	}
@@ -181,15 +178,15 @@ func (s *sizeRun) static(ctx context.Context) (outcome, error) {
 	return outcome{latencies: p.between("created", "bound")}, err
 }
 
-// setupMetalLB makes the MetalLB class, reclaimPolicy Delete, and waits
+// setupDriver makes the driver's class, reclaimPolicy Delete, and waits
 // until the driver rendered it.
-func (s *sizeRun) setupMetalLB(ctx context.Context) error {
+func (s *sizeRun) setupDriver(ctx context.Context) error {
 	e := s.e
-	if err := e.namespace(ctx, s.metallbNS); err != nil {
+	if err := e.namespace(ctx, s.driverNS); err != nil {
 		return err
 	}
-	params := fmt.Sprintf(`{"addresses": [%q]}`, s.metallbRange.String())
-	class := b.Class(s.metallbClass, v1alpha1.ProvisionerMetalLB,
+	params := fmt.Sprintf(`{"addresses": [%q]}`, s.driverRange.String())
+	class := b.Class(s.driverClass, e.backend.provisioner,
 		b.Parameters(params), b.ClassReclaim(v1alpha1.ReclaimDelete))
 	if err := e.c.Create(ctx, class); err != nil {
 		return err
@@ -197,36 +194,36 @@ func (s *sizeRun) setupMetalLB(ctx context.Context) error {
 	// A one-off wait on the watch cache, not on the API server.
 	for {
 		c := &v1alpha1.IPAddressClass{}
-		if err := e.cache.Get(ctx, client.ObjectKey{Name: s.metallbClass}, c); err == nil {
+		if err := e.cache.Get(ctx, client.ObjectKey{Name: s.driverClass}, c); err == nil {
 			if cond := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionRendered); cond != nil {
 				if cond.Status != metav1.ConditionTrue {
-					return fmt.Errorf("class %s not rendered: %s", s.metallbClass, cond.Message)
+					return fmt.Errorf("class %s not rendered: %s", s.driverClass, cond.Message)
 				}
 				return nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("class %s not rendered: %w", s.metallbClass, ctx.Err())
+			return fmt.Errorf("class %s not rendered: %w", s.driverClass, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
 
-// metallb: N claims of the MetalLB class, all Bound to addresses MetalLB
-// allocated through placeholders. It times each step of the path: the
-// allocation placeholder appearing, MetalLB assigning it an address, the
-// IPAddress being recorded, the claim being Bound.
-func (s *sizeRun) metallb(ctx context.Context) (outcome, error) {
+// provision: N claims of the driver's class, all Bound to addresses its
+// allocator allocated through placeholders. It times each step of the path:
+// the allocation placeholder appearing, the allocator assigning it an
+// address, the IPAddress being recorded, the claim being Bound.
+func (s *sizeRun) provision(ctx context.Context) (outcome, error) {
 	p := newProgress()
 	s.e.handlers.set(func(o client.Object, gone bool, at time.Time) {
 		c := o.(*v1alpha1.IPAddressClaim)
-		if c.Namespace == s.metallbNS && !gone && c.Status.Phase == v1alpha1.ClaimBound {
+		if c.Namespace == s.driverNS && !gone && c.Status.Phase == v1alpha1.ClaimBound {
 			p.stamp("bound", string(c.UID), at)
 		}
 	}, func(o client.Object, gone bool, at time.Time) {
 		a := o.(*v1alpha1.IPAddress)
-		if a.Spec.ClassName != s.metallbClass {
+		if a.Spec.ClassName != s.driverClass {
 			return
 		}
 		if ref := a.Spec.ClaimRef; ref != nil && !gone {
@@ -237,7 +234,7 @@ func (s *sizeRun) metallb(ctx context.Context) (outcome, error) {
 	}, func(o client.Object, gone bool, at time.Time) {
 		svc := o.(*corev1.Service)
 		uid := svc.Labels[v1alpha1.LabelClaimUID]
-		if svc.Namespace != placeholderNamespace || uid == "" || svc.Labels[v1alpha1.LabelClass] != s.metallbClass || gone {
+		if svc.Namespace != s.e.backend.placeholderNamespace || uid == "" || svc.Labels[v1alpha1.LabelClass] != s.driverClass || gone {
 			return
 		}
 		p.stamp("placeholder", uid, at)
@@ -245,7 +242,7 @@ func (s *sizeRun) metallb(ctx context.Context) (outcome, error) {
 			p.stamp("assigned", uid, at)
 		}
 	})
-	uids, err := s.createClaims(ctx, s.metallbNS, s.metallbClass, p)
+	uids, err := s.createClaims(ctx, s.driverNS, s.driverClass, p)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -264,7 +261,7 @@ func (s *sizeRun) metallb(ctx context.Context) (outcome, error) {
 	}
 	stages := []Stage{
 		stage("claim created → allocation placeholder (core stamp + driver)", p.between("createdUID", "placeholder")),
-		stage("placeholder → MetalLB assigned an IP", p.between("placeholder", "assigned")),
+		stage("placeholder → "+s.e.backend.title+" assigned an IP", p.between("placeholder", "assigned")),
 		stage("assigned → IPAddress recorded (driver)", p.between("assigned", "recorded")),
 		stage("recorded → claim Bound (core)", p.between("recorded", "bound")),
 	}
@@ -272,7 +269,7 @@ func (s *sizeRun) metallb(ctx context.Context) (outcome, error) {
 	s.bound = map[string]v1alpha1.ClaimedAddress{}
 	for name := range uids {
 		c := &v1alpha1.IPAddressClaim{}
-		if err := s.e.cache.Get(ctx, client.ObjectKey{Namespace: s.metallbNS, Name: name}, c); err != nil {
+		if err := s.e.cache.Get(ctx, client.ObjectKey{Namespace: s.driverNS, Name: name}, c); err != nil {
 			return outcome{}, err
 		}
 		if len(c.Status.Addresses) != 1 {
@@ -289,10 +286,11 @@ func stage(name string, ds []time.Duration) Stage {
 }
 
 // associate: N LoadBalancer Services, each annotated with one claim of the
-// MetalLB path, all pinned by the driver and given the address by MetalLB.
+// driver's path, all pinned by the driver and given the address by its
+// allocator.
 func (s *sizeRun) associate(ctx context.Context) (outcome, error) {
 	if len(s.bound) != s.n {
-		return outcome{}, fmt.Errorf("the MetalLB path left %d bound claims, not %d", len(s.bound), s.n)
+		return outcome{}, fmt.Errorf("the %s path left %d bound claims, not %d", s.e.backend.title, len(s.bound), s.n)
 	}
 	want := map[string]string{} // Service → IP
 	for i := range s.n {
@@ -302,10 +300,10 @@ func (s *sizeRun) associate(ctx context.Context) (outcome, error) {
 	s.e.handlers.set(nil, nil, func(o client.Object, gone bool, at time.Time) {
 		svc := o.(*corev1.Service)
 		ip, ok := want[svc.Name]
-		if svc.Namespace != s.metallbNS || !ok || gone {
+		if svc.Namespace != s.driverNS || !ok || gone {
 			return
 		}
-		if svc.Annotations[annotationLoadBalancerIPs] == ip {
+		if svc.Annotations[s.e.backend.pin] == ip {
 			p.stamp("pinned", svc.Name, at)
 			carries := func(in corev1.LoadBalancerIngress) bool { return in.IP == ip }
 			if slices.ContainsFunc(svc.Status.LoadBalancer.Ingress, carries) {
@@ -314,7 +312,7 @@ func (s *sizeRun) associate(ctx context.Context) (outcome, error) {
 		}
 	})
 	err := parallel(ctx, s.n, s.e.cfg.Workers, func(ctx context.Context, i int) error {
-		svc := b.Service(s.metallbNS, serviceName(i), b.ForClaim(claimName(i)))
+		svc := b.Service(s.driverNS, serviceName(i), b.ForClaim(claimName(i)))
 		if err := s.e.c.Create(ctx, svc); err != nil {
 			return err
 		}
@@ -331,15 +329,15 @@ func (s *sizeRun) associate(ctx context.Context) (outcome, error) {
 	}
 	stages := []Stage{
 		stage("Service created → pinned (driver)", p.between("created", "pinned")),
-		stage("pinned → MetalLB reports the address", p.between("pinned", "carried")),
+		stage("pinned → "+s.e.backend.title+" reports the address", p.between("pinned", "carried")),
 	}
 	return outcome{latencies: p.between("created", "carried"), stages: stages}, nil
 }
 
-// teardown: the N claims of the MetalLB path deleted while their Services
+// teardown: the N claims of the driver's path deleted while their Services
 // still carry them; done when every IPAddress of the class, every
-// placeholder of the class and every MetalLB assignment of its range is
-// gone.
+// placeholder of the class and every assignment of its range by the
+// allocator is gone.
 func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
 	claimOf := map[string]string{} // IPAddress name → claim
 	for claim, a := range s.bound {
@@ -348,20 +346,20 @@ func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
 	inRange := func(svc *corev1.Service) bool {
 		return slices.ContainsFunc(svc.Status.LoadBalancer.Ingress, func(in corev1.LoadBalancerIngress) bool {
 			ip, err := netip.ParseAddr(in.IP)
-			return err == nil && s.metallbRange.Contains(ip)
+			return err == nil && s.driverRange.Contains(ip)
 		})
 	}
 	isPlaceholder := func(svc *corev1.Service) bool {
-		return svc.Namespace == placeholderNamespace && svc.Labels[v1alpha1.LabelClass] == s.metallbClass
+		return svc.Namespace == s.e.backend.placeholderNamespace && svc.Labels[v1alpha1.LabelClass] == s.driverClass
 	}
 	p := newProgress()
 	s.e.handlers.set(func(o client.Object, gone bool, at time.Time) {
-		if c := o.(*v1alpha1.IPAddressClaim); c.Namespace == s.metallbNS && gone {
+		if c := o.(*v1alpha1.IPAddressClaim); c.Namespace == s.driverNS && gone {
 			p.set("claims", c.Name, false)
 		}
 	}, func(o client.Object, gone bool, at time.Time) {
 		a := o.(*v1alpha1.IPAddress)
-		if a.Spec.ClassName != s.metallbClass {
+		if a.Spec.ClassName != s.driverClass {
 			return
 		}
 		p.set("addresses", a.Name, !gone)
@@ -373,7 +371,7 @@ func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
 		switch {
 		case isPlaceholder(svc):
 			p.set("placeholders", svc.Name, !gone)
-		case svc.Namespace == s.metallbNS:
+		case svc.Namespace == s.driverNS:
 			p.set("assigned", svc.Name, !gone && inRange(svc))
 		}
 	})
@@ -388,11 +386,11 @@ func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
 	if err := s.e.cache.List(ctx, &svcs); err != nil {
 		return outcome{}, err
 	}
-	if err := s.e.cache.List(ctx, &claims, client.InNamespace(s.metallbNS)); err != nil {
+	if err := s.e.cache.List(ctx, &claims, client.InNamespace(s.driverNS)); err != nil {
 		return outcome{}, err
 	}
 	for _, a := range addrs.Items {
-		if a.Spec.ClassName == s.metallbClass {
+		if a.Spec.ClassName == s.driverClass {
 			p.set("addresses", a.Name, true)
 		}
 	}
@@ -401,7 +399,7 @@ func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
 		switch {
 		case isPlaceholder(svc):
 			p.set("placeholders", svc.Name, true)
-		case svc.Namespace == s.metallbNS && inRange(svc):
+		case svc.Namespace == s.driverNS && inRange(svc):
 			p.set("assigned", svc.Name, true)
 		}
 	}
@@ -409,7 +407,7 @@ func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
 		p.set("claims", c.Name, true)
 	}
 	err := parallel(ctx, s.n, s.e.cfg.Workers, func(ctx context.Context, i int) error {
-		c := b.Claim(s.metallbNS, claimName(i))
+		c := b.Claim(s.driverNS, claimName(i))
 		if err := s.e.c.Delete(ctx, c); err != nil {
 			return err
 		}
@@ -428,12 +426,12 @@ func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
 				p.size("claims"), p.size("addresses"), p.size("placeholders"), p.size("assigned"), err)
 	}
 	ledgerGone := time.Now()
-	// MetalLB takes the addresses back from the Services once the driver
-	// withdrew its pins, at its own pace: between full passes that, at this
-	// size, take a minute and more each (docs/performance.md, E7). A pin
-	// nobody withdraws would keep an address for ever, so this last wait
-	// lasts only while Services keep letting go: a minute in which none
-	// does ends it.
+	// The allocator takes the addresses back from the Services once the
+	// driver withdrew its pins, at its own pace: MetalLB between full passes
+	// that, at this size, take a minute and more each (docs/performance.md,
+	// E7). A pin nobody withdraws would keep an address for ever, so this
+	// last wait lasts only while Services keep letting go: a minute in which
+	// none does ends it.
 	if err := p.waitWhileShrinking(ctx, "assigned", time.Minute); err != nil {
 		p.mu.Lock()
 		left := slices.Sorted(maps.Keys(p.sets["assigned"]))
@@ -448,10 +446,10 @@ func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
 	return outcome{latencies: p.between("deleted", "gone")}, nil
 }
 
-// cleanup deletes the MetalLB path's namespace before the next size: its
-// Services, pending after the teardown, would otherwise keep asking MetalLB
-// for an address through the next size's measurements. It waits until the
+// cleanup deletes the driver's path's namespace before the next size: its
+// Services, pending after the teardown, would otherwise keep asking the
+// allocator for an address through the next size's measurements. It waits until the
 // namespace is gone.
 func (s *sizeRun) cleanup(ctx context.Context) error {
-	return s.e.deleteNamespace(ctx, s.metallbNS)
+	return s.e.deleteNamespace(ctx, s.driverNS)
 }

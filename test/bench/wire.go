@@ -50,7 +50,8 @@ const (
 // outage of each rebuild (Service deleted, another created naming the same
 // claim), as a client probing at 100 Hz saw them.
 type Wire struct {
-	// Skipped says why the scenario did not run (it needs root).
+	// Skipped says why the scenario did not run (it needs root, and
+	// MetalLB).
 	Skipped  string `json:"skipped,omitempty"`
 	Rebuilds int    `json:"rebuilds"`
 	// FirstAnswerMs holds one sample per Service created (rebuilds + 1).
@@ -86,6 +87,12 @@ func percentiles(xs []float64) Percentiles {
 // wireScenario runs the rebuild loop on a wire test bed with one node.
 func (e *env) wireScenario(ctx context.Context, rebuilds int) *Wire {
 	res := &Wire{Rebuilds: rebuilds}
+	if !e.backend.wire {
+		res.Skipped = fmt.Sprintf("the test bed announces addresses with MetalLB's speaker, which does not run beside %s",
+			e.backend.title)
+		e.cfg.logf("Wire: skipped: %s", res.Skipped)
+		return res
+	}
 	if err := wire.CheckRequirements(); err != nil {
 		res.Skipped = err.Error()
 		e.cfg.logf("Wire: skipped: %v", err)
