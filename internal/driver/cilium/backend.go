@@ -88,6 +88,7 @@ var (
 // so the backend needs no retry of its own.
 type Backend struct {
 	client.Client
+	placeholder.Holds
 	opts   Options
 	set    *placeholder.Set
 	secret *placeholder.Secret
@@ -98,9 +99,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.PlaceholderNamespace == "" {
 		return fmt.Errorf("the placeholder namespace must be set")
 	}
-	b := &Backend{Client: mgr.GetClient(), opts: opts,
-		set: &placeholder.Set{Client: mgr.GetClient(), Namespace: opts.PlaceholderNamespace,
-			Labels: map[string]string{LabelManagedBy: ManagedByValue}, Pin: annotationIPs, Allocator: "Cilium's LB-IPAM"},
+	set := &placeholder.Set{Client: mgr.GetClient(), Namespace: opts.PlaceholderNamespace,
+		Labels: map[string]string{LabelManagedBy: ManagedByValue}, Pin: annotationIPs, Allocator: "Cilium's LB-IPAM"}
+	b := &Backend{Client: mgr.GetClient(), Holds: placeholder.Holds{Set: set}, opts: opts, set: set,
 		secret: &placeholder.Secret{Reader: mgr.GetAPIReader(), Namespace: opts.PlaceholderNamespace}}
 	if err := b.set.Indexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err

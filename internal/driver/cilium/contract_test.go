@@ -78,21 +78,12 @@ func (contractHarness) Parameters(ranges ...netip.Prefix) string {
 
 // Leftovers are the class's placeholders and rendered pool.
 func (contractHarness) Leftovers(ctx context.Context, c client.Client, class string) ([]string, error) {
-	var out []string
-	phs := &corev1.ServiceList{}
-	if err := c.List(ctx, phs, client.InNamespace(placeholderNS), client.MatchingLabels{v1alpha1.LabelClass: class}); err != nil {
+	out, err := drivertest.Objects(ctx, c, &corev1.ServiceList{}, "Service", placeholderNS, map[string]string{v1alpha1.LabelClass: class})
+	if err != nil {
 		return nil, err
-	}
-	for _, s := range phs.Items {
-		out = append(out, "Service "+s.Namespace+"/"+s.Name)
 	}
 	pools := &unstructured.UnstructuredList{}
 	pools.SetGroupVersionKind(cilium.PoolGVK.GroupVersion().WithKind(cilium.PoolGVK.Kind + "List"))
-	if err := c.List(ctx, pools, client.MatchingLabels{v1alpha1.LabelClass: placeholder.LabelValue(class)}); err != nil {
-		return nil, err
-	}
-	for _, p := range pools.Items {
-		out = append(out, cilium.PoolGVK.Kind+" "+p.GetName())
-	}
-	return out, nil
+	more, err := drivertest.Objects(ctx, c, pools, cilium.PoolGVK.Kind, "", map[string]string{v1alpha1.LabelClass: placeholder.LabelValue(class)})
+	return append(out, more...), err
 }

@@ -125,22 +125,3 @@ func markHold(ph *corev1.Service, class string, ip netip.Addr, key string) {
 	ph.Annotations[annotationSharingKey] = key
 	ph.Annotations[annotationCrossNamespace] = "*"
 }
-
-// Unhold deletes every placeholder of an address; LB-IPAM frees the address
-// with them. It reports true once the cache shows none left.
-func (b *Backend) Unhold(ctx context.Context, a *v1alpha1.IPAddress) (bool, error) {
-	return b.set.Unhold(ctx, a)
-}
-
-// Release deletes every placeholder of an address that goes.
-func (b *Backend) Release(ctx context.Context, a *v1alpha1.IPAddress) error {
-	_, err := b.set.Unhold(ctx, a)
-	return err
-}
-
-// IsHolder: a placeholder of this address inside the placeholder namespace,
-// or an allocation placeholder there, which LB-IPAM offered the address and
-// which records it or gives it back.
-func (b *Backend) IsHolder(svc *corev1.Service, a *v1alpha1.IPAddress) bool {
-	return b.set.IsHolder(svc, a)
-}

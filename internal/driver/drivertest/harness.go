@@ -22,6 +22,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -66,4 +68,25 @@ type HandPinner interface {
 	// PinByHand sets on svc, before it is created, what an admin writes to
 	// ask the backend for ips.
 	PinByHand(svc *corev1.Service, ips ...netip.Addr)
+}
+
+// Objects lists the objects of list's kind that carry labels, in namespace
+// ("" for every namespace or a cluster-scoped kind), one line each, "kind
+// namespace/name" ("kind name" when cluster-scoped): what a Harness's Leftovers reports of the API objects
+// its backend creates.
+func Objects(ctx context.Context, c client.Client, list client.ObjectList, kind, namespace string, labels map[string]string) ([]string, error) {
+	if err := c.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels(labels)); err != nil {
+		return nil, err
+	}
+	var out []string
+	err := meta.EachListItem(list, func(o runtime.Object) error {
+		obj := o.(client.Object)
+		name := obj.GetName()
+		if ns := obj.GetNamespace(); ns != "" {
+			name = ns + "/" + name
+		}
+		out = append(out, kind+" "+name)
+		return nil
+	})
+	return out, err
 }

@@ -116,8 +116,10 @@ type Backend struct {
 	paramsMu sync.Mutex
 	params   map[string]decodedParams // by class name
 
-	// set is the placeholders, written through the gate.
-	set      *placeholder.Set
+	// set is the placeholders, written through the gate; Holds makes them
+	// the holds.
+	set *placeholder.Set
+	placeholder.Holds
 	buried   placeholder.Deletions
 	contests contests
 	secret   *placeholder.Secret
@@ -138,10 +140,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		live.trustAlways()
 	}
 	gated := gatedClient{Client: mgr.GetClient(), gate: live}
-	b := &Backend{Client: gated, live: live, opts: opts, metrics: m,
-		set: &placeholder.Set{Client: gated, Namespace: opts.PlaceholderNamespace,
-			Labels: map[string]string{params.LabelManagedBy: params.ManagedByValue},
-			Pin:    annotationLoadBalancerIPs, Allocator: "MetalLB"},
+	set := &placeholder.Set{Client: gated, Namespace: opts.PlaceholderNamespace,
+		Labels: map[string]string{params.LabelManagedBy: params.ManagedByValue},
+		Pin:    annotationLoadBalancerIPs, Allocator: "MetalLB"}
+	b := &Backend{Client: gated, live: live, opts: opts, metrics: m, set: set, Holds: placeholder.Holds{Set: set},
 		params:   map[string]decodedParams{},
 		secret:   &placeholder.Secret{Reader: mgr.GetAPIReader(), Namespace: opts.PlaceholderNamespace},
 		recorder: mgr.GetEventRecorder(v1alpha1.ProvisionerMetalLB)}

@@ -64,23 +64,19 @@ func (contractHarness) Parameters(ranges ...netip.Prefix) string {
 
 // Leftovers are the class's placeholders and rendered MetalLB objects.
 func (contractHarness) Leftovers(ctx context.Context, c client.Client, class string) ([]string, error) {
-	var out []string
-	phs := &corev1.ServiceList{}
-	if err := c.List(ctx, phs, client.InNamespace(placeholderNS), client.MatchingLabels{v1alpha1.LabelClass: class}); err != nil {
+	labels := map[string]string{v1alpha1.LabelClass: class}
+	out, err := drivertest.Objects(ctx, c, &corev1.ServiceList{}, "Service", placeholderNS, labels)
+	if err != nil {
 		return nil, err
 	}
-	for _, s := range phs.Items {
-		out = append(out, "Service "+s.Namespace+"/"+s.Name)
-	}
-	for _, gvk := range []string{params.IPAddressPoolGVK.Kind, params.L2AdvertisementGVK.Kind, params.BGPAdvertisementGVK.Kind} {
+	for _, kind := range []string{params.IPAddressPoolGVK.Kind, params.L2AdvertisementGVK.Kind, params.BGPAdvertisementGVK.Kind} {
 		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(params.GroupVersion.WithKind(gvk + "List"))
-		if err := c.List(ctx, list, client.InNamespace(cluster.MetalLBNamespace), client.MatchingLabels{v1alpha1.LabelClass: class}); err != nil {
+		list.SetGroupVersionKind(params.GroupVersion.WithKind(kind + "List"))
+		more, err := drivertest.Objects(ctx, c, list, kind, cluster.MetalLBNamespace, labels)
+		if err != nil {
 			return nil, err
 		}
-		for _, o := range list.Items {
-			out = append(out, gvk+" "+o.GetNamespace()+"/"+o.GetName())
-		}
+		out = append(out, more...)
 	}
 	return out, nil
 }

@@ -120,23 +120,3 @@ func markHold(ph *corev1.Service, ip netip.Addr, key string) {
 	ph.Annotations[annotationAllowSharedIP] = key
 	delete(ph.Annotations, annotationAddressPool)
 }
-
-// Unhold deletes every placeholder of an address; MetalLB frees the address
-// with them. It reports true once the cache shows none left, deleting or not.
-func (b *Backend) Unhold(ctx context.Context, a *v1alpha1.IPAddress) (bool, error) {
-	return b.set.Unhold(ctx, a)
-}
-
-// Release deletes every placeholder of an address that goes.
-func (b *Backend) Release(ctx context.Context, a *v1alpha1.IPAddress) error {
-	_, err := b.set.Unhold(ctx, a)
-	return err
-}
-
-// IsHolder: a placeholder of this address inside the placeholder namespace,
-// or an allocation placeholder there, which MetalLB offered the address and
-// which records it or gives it back (see yield). The label alone is
-// forgeable, so the namespace is what counts.
-func (b *Backend) IsHolder(svc *corev1.Service, a *v1alpha1.IPAddress) bool {
-	return b.set.IsHolder(svc, a)
-}

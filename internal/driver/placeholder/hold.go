@@ -133,3 +133,40 @@ func (s *Set) rank(ph *corev1.Service, ip netip.Addr) int {
 	}
 	return 2
 }
+
+// Holds gives a backend that holds with a Set's placeholders the
+// driver.Holder capability and driver.Backend's Release: embed it.
+type Holds struct{ Set *Set }
+
+// Unhold deletes every placeholder of a; the allocator frees the address
+// with them. It reports true once the cache shows none left, deleting or
+// not.
+func (h Holds) Unhold(ctx context.Context, a *v1alpha1.IPAddress) (bool, error) {
+	phs, err := h.Set.Of(ctx, a.Name, true)
+	if err != nil {
+		return false, err
+	}
+	for _, ph := range phs {
+		if ph.DeletionTimestamp != nil {
+			continue
+		}
+		if err := h.Set.Delete(ctx, ph); err != nil {
+			return false, err
+		}
+	}
+	return len(phs) == 0, nil
+}
+
+// Release deletes every placeholder of an address that goes.
+func (h Holds) Release(ctx context.Context, a *v1alpha1.IPAddress) error {
+	_, err := h.Unhold(ctx, a)
+	return err
+}
+
+// IsHolder: a placeholder of a inside the placeholder namespace, or an
+// allocation placeholder there, which the allocator offered the address and
+// which records it or gives it back. The labels alone are forgeable, so the
+// namespace is what counts.
+func (h Holds) IsHolder(svc *corev1.Service, a *v1alpha1.IPAddress) bool {
+	return h.Set.IsAllocation(svc) || h.Set.In(svc) && svc.Labels[v1alpha1.LabelAddress] == AddressKey(a.Name)
+}

@@ -76,12 +76,6 @@ func (s *Set) IsAllocation(o client.Object) bool {
 	return o.GetNamespace() == s.Namespace && o.GetLabels()[v1alpha1.LabelPlaceholder] == v1alpha1.PlaceholderAllocation
 }
 
-// IsHolder: a placeholder of a, or an allocation placeholder, which the
-// allocator offered the address and which records it or gives it back.
-func (s *Set) IsHolder(svc *corev1.Service, a *v1alpha1.IPAddress) bool {
-	return s.IsAllocation(svc) || s.In(svc) && svc.Labels[v1alpha1.LabelAddress] == AddressKey(a.Name)
-}
-
 // New is a selectorless, single-stack LoadBalancer Service with no node
 // ports, in the Set's namespace: the allocator gives it an address but, with
 // no endpoints, nothing answers on it.
@@ -158,25 +152,6 @@ func (s *Set) Delete(ctx context.Context, ph *corev1.Service) error {
 		return err
 	}
 	return nil
-}
-
-// Unhold deletes every placeholder of a; the allocator frees the address
-// with them. It reports true once the cache shows none left, deleting or
-// not.
-func (s *Set) Unhold(ctx context.Context, a *v1alpha1.IPAddress) (bool, error) {
-	phs, err := s.Of(ctx, a.Name, true)
-	if err != nil {
-		return false, err
-	}
-	for _, ph := range phs {
-		if ph.DeletionTimestamp != nil {
-			continue
-		}
-		if err := s.Delete(ctx, ph); err != nil {
-			return false, err
-		}
-	}
-	return len(phs) == 0, nil
 }
 
 // Indexes registers the Set's field indexes on Services.
