@@ -42,9 +42,6 @@ const (
 	annotationSharingKeyAlias     = "io.cilium/lb-ipam-sharing-key"
 	annotationCrossNamespace      = "lbipam.cilium.io/sharing-cross-namespace"
 	annotationCrossNamespaceAlias = "io.cilium/lb-ipam-sharing-cross-namespace"
-	// conditionSatisfied is the condition LB-IPAM sets on a Service it
-	// served or refused.
-	conditionSatisfied = "cilium.io/IPAMRequestSatisfied"
 	// conditionPoolConflict is the condition LB-IPAM sets on a pool whose
 	// blocks overlap another pool's; such a pool serves nothing.
 	conditionPoolConflict = "cilium.io/PoolConflict"

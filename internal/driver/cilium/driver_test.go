@@ -109,7 +109,7 @@ func TestHandoffModes(t *testing.T) {
 			kit.Create(g, b.Claim(ns, "web", b.OfClass(class), b.Family(tc.family)))
 			g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 			addrs := kit.Claim(g, ns, "web").Status.Addresses
-			var ips []string
+			ips := make([]string, 0, len(addrs))
 			for _, a := range addrs {
 				ips = append(ips, a.Address)
 				g.Eventually(kit.Holders(g, a.Address), timeout, tick).Should(ConsistOf(HavePrefix(placeholderNS + "/")))

@@ -19,6 +19,7 @@ package placeholder
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"time"
@@ -85,9 +86,7 @@ func (s *Set) New(name, class string, family v1alpha1.IPFamily) *corev1.Service 
 		ipFamily = corev1.IPv6Protocol
 	}
 	labels := map[string]string{v1alpha1.LabelClass: class, v1alpha1.LabelFamily: string(family)}
-	for k, v := range s.Labels {
-		labels[k] = v
-	}
+	maps.Copy(labels, s.Labels)
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: name, Labels: labels, Annotations: map[string]string{}},
 		Spec: corev1.ServiceSpec{

@@ -88,7 +88,7 @@ func TestMain(m *testing.M) {
 
 // kubectl runs kubectl against the cluster as an admin, with stdin, and
 // fails the test on an error.
-func kubectl(t *testing.T, stdin string, args ...string) string {
+func kubectl(t *testing.T, stdin string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(h.Kubectl(), args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+h.Kubeconfig())
@@ -98,7 +98,6 @@ func kubectl(t *testing.T, stdin string, args ...string) string {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out.String())
 	}
-	return out.String()
 }
 
 // holders lists "namespace/name" of every Service whose load balancer
@@ -187,7 +186,7 @@ spec: {className: flagship}
 		pools := &unstructured.UnstructuredList{}
 		pools.SetGroupVersionKind(cilium.PoolGVK.GroupVersion().WithKind(cilium.PoolGVK.Kind + "List"))
 		g.Expect(kit.List(context.Background(), pools)).To(Succeed())
-		var out []string
+		out := make([]string, 0, len(pools.Items))
 		for _, p := range pools.Items {
 			out = append(out, p.GetName())
 		}
