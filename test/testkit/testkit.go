@@ -192,6 +192,11 @@ func (k *Kit) StateOfAddress(g Gomega, name string) func() AddressState {
 	}
 }
 
+// AddressReason reads the reason of an address's condition of type typ.
+func (k *Kit) AddressReason(g Gomega, name, typ string) func() string {
+	return func() string { return Reason(k.Address(g, name).Status.Conditions, typ) }
+}
+
 // Reason is the reason of the condition of type typ, or "".
 func Reason(conds []metav1.Condition, typ string) string {
 	if c := meta.FindStatusCondition(conds, typ); c != nil {

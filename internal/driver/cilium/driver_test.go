@@ -77,12 +77,6 @@ func rendered(g Gomega, class string) func() metav1.Condition {
 	}
 }
 
-func associatedReason(g Gomega, address string) func() string {
-	return func() string {
-		return testkit.Reason(kit.Address(g, address).Status.Conditions, v1alpha1.ConditionAssociated)
-	}
-}
-
 // TestHandoffModes: a workload LB-IPAM lets share an address with its hold
 // gets it by the shared handoff, in every family; one it would not (traffic
 // policy Local, the hold's port) by the gap handoff. Either way the Service
@@ -119,7 +113,7 @@ func TestHandoffModes(t *testing.T) {
 			kit.Create(g, svc)
 			g.Eventually(kit.Ingress(g, ns, "svc"), timeout, tick).Should(ConsistOf(ips))
 			for _, a := range addrs {
-				g.Eventually(associatedReason(g, a.Name), timeout, tick).Should(Equal(tc.reason))
+				g.Eventually(kit.AddressReason(g, a.Name, v1alpha1.ConditionAssociated), timeout, tick).Should(Equal(tc.reason))
 				g.Eventually(kit.Holders(g, a.Address), timeout, tick).Should(Equal([]string{ns + "/svc"}), "the hold goes")
 			}
 
@@ -127,7 +121,7 @@ func TestHandoffModes(t *testing.T) {
 			g.Eventually(kit.Ingress(g, ns, "svc"), timeout, tick).Should(BeEmpty())
 			for _, a := range addrs {
 				g.Eventually(kit.Holders(g, a.Address), timeout, tick).Should(ConsistOf(HavePrefix(placeholderNS + "/")))
-				g.Eventually(associatedReason(g, a.Name), timeout, tick).Should(Equal(driver.ReasonNotAssociated))
+				g.Eventually(kit.AddressReason(g, a.Name, v1alpha1.ConditionAssociated), timeout, tick).Should(Equal(driver.ReasonNotAssociated))
 			}
 			g.Expect(kit.Service(g, ns, "svc").Labels).NotTo(HaveKey(cilium.LabelPool), "the pool no longer selects it")
 		})

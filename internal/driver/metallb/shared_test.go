@@ -145,12 +145,6 @@ func ingressIPsOf(svc *corev1.Service) []string {
 	return out
 }
 
-func associatedReason(g Gomega, name string) func() string {
-	return func() string {
-		return testkit.Reason(kit.Address(g, name).Status.Conditions, v1alpha1.ConditionAssociated)
-	}
-}
-
 // TestSharedHandoffNeverFreesTheAddress walks a claim's addresses through
 // association, dissociation, re-association and the carrier's deletion, for
 // an IPv4, an IPv6 and a dual-stack claim, and proves from a watch on every
@@ -186,14 +180,14 @@ func TestSharedHandoffNeverFreesTheAddress(t *testing.T) {
 			carriedShared := func(svc string) {
 				g.Eventually(ingressOf(g, ns, svc), timeout, tick).Should(ConsistOf(want))
 				for _, a := range addrs {
-					g.Eventually(associatedReason(g, a.Name), timeout, tick).Should(Equal(driver.ReasonSharedHandoff))
+					g.Eventually(kit.AddressReason(g, a.Name, v1alpha1.ConditionAssociated), timeout, tick).Should(Equal(driver.ReasonSharedHandoff))
 					g.Eventually(placeholders(g, a.Name), timeout, tick).Should(BeEmpty(), "the hold goes once the Service has the address")
 				}
 			}
 			heldAgain := func() {
 				for _, a := range addrs {
 					heldByPlaceholder(g, a.Address)
-					g.Eventually(associatedReason(g, a.Name), timeout, tick).Should(Equal(driver.ReasonNotAssociated))
+					g.Eventually(kit.AddressReason(g, a.Name, v1alpha1.ConditionAssociated), timeout, tick).Should(Equal(driver.ReasonNotAssociated))
 				}
 			}
 
@@ -246,7 +240,7 @@ func TestGapHandoffWhereMetalLBCannotShare(t *testing.T) {
 			watcher := watchIPs(t, g, addr.Address)
 			kit.Create(g, b.Service(ns, "a", b.ForClaim("web"), tc.shape))
 			g.Eventually(ingressOf(g, ns, "a"), timeout, tick).Should(Equal([]string{addr.Address}))
-			g.Eventually(associatedReason(g, addr.Name), timeout, tick).Should(Equal(driver.ReasonGapHandoff))
+			g.Eventually(kit.AddressReason(g, addr.Name, v1alpha1.ConditionAssociated), timeout, tick).Should(Equal(driver.ReasonGapHandoff))
 			cond := testkit.Condition(kit.Address(g, addr.Name).Status.Conditions, v1alpha1.ConditionAssociated)
 			g.Expect(cond.Message).To(ContainSubstring(tc.says))
 			g.Expect(kit.Service(g, ns, "a").Annotations).NotTo(HaveKey("metallb.io/allow-shared-ip"))
@@ -269,7 +263,7 @@ func TestForcedGapHandoff(t *testing.T) {
 	ns, _, _, addr := claimedAndHeld(t, g)
 	kit.Create(g, b.Service(ns, "a", b.ForClaim("web")))
 	g.Eventually(ingressOf(g, ns, "a"), timeout, tick).Should(Equal([]string{addr.Address}))
-	g.Eventually(associatedReason(g, addr.Name), timeout, tick).Should(Equal(driver.ReasonGapHandoff))
+	g.Eventually(kit.AddressReason(g, addr.Name, v1alpha1.ConditionAssociated), timeout, tick).Should(Equal(driver.ReasonGapHandoff))
 	g.Expect(testkit.Condition(kit.Address(g, addr.Name).Status.Conditions, v1alpha1.ConditionAssociated).Message).
 		To(ContainSubstring(driver.ReasonGapForced))
 	g.Expect(kit.Service(g, ns, "a").Finalizers).To(BeEmpty())
@@ -294,7 +288,7 @@ func TestUpgradeToTheSharedHandoff(t *testing.T) {
 		HaveKey("metallb.io/allow-shared-ip"))
 	g.Eventually(func() []string { return kit.Service(g, ns, "a").Finalizers }, timeout, tick).Should(
 		ContainElement(v1alpha1.DriverCarrierFinalizer(provisioner)))
-	g.Eventually(associatedReason(g, addr.Name), timeout, tick).Should(Equal(driver.ReasonSharedHandoff))
+	g.Eventually(kit.AddressReason(g, addr.Name, v1alpha1.ConditionAssociated), timeout, tick).Should(Equal(driver.ReasonSharedHandoff))
 	g.Consistently(ingressOf(g, ns, "a"), 2*time.Second, tick).Should(Equal([]string{addr.Address}))
 	g.Expect(placeholders(g, addr.Name)()).To(BeEmpty())
 	g.Expect(watcher.Gaps()[addr.Address]).To(BeEmpty())
@@ -309,7 +303,7 @@ func TestACarrierDeletedWhileTheDriverIsDown(t *testing.T) {
 	g := NewWithT(t)
 	ns, _, _, addr := claimedAndHeld(t, g)
 	kit.Create(g, b.Service(ns, "a", b.ForClaim("web")))
-	g.Eventually(associatedReason(g, addr.Name), timeout, tick).Should(Equal(driver.ReasonSharedHandoff))
+	g.Eventually(kit.AddressReason(g, addr.Name, v1alpha1.ConditionAssociated), timeout, tick).Should(Equal(driver.ReasonSharedHandoff))
 	drv.Stop()
 
 	g.Expect(k8s.Delete(context.Background(), kit.Service(g, ns, "a"))).To(Succeed())
@@ -325,7 +319,7 @@ func TestACarrierDeletedWhileTheDriverIsDown(t *testing.T) {
 
 	startDriver(t)
 	heldByPlaceholder(g, addr.Address)
-	g.Eventually(associatedReason(g, addr.Name), timeout, tick).Should(Equal(driver.ReasonNotAssociated))
+	g.Eventually(kit.AddressReason(g, addr.Name, v1alpha1.ConditionAssociated), timeout, tick).Should(Equal(driver.ReasonNotAssociated))
 }
 
 // contend keeps asking MetalLB for ip with a Service pinned to it by hand
@@ -464,7 +458,7 @@ func TestAContenderUnderTheGapHandoff(t *testing.T) {
 		settle(held, "the hold has the address back")
 	}
 	stop()
-	g.Expect(associatedReason(g, addr.Name)()).To(Equal(driver.ReasonNotAssociated))
+	g.Expect(kit.AddressReason(g, addr.Name, v1alpha1.ConditionAssociated)()).To(Equal(driver.ReasonNotAssociated))
 	g.Expect(kit.StateOfAddress(g, addr.Name)()).To(HaveField("Phase", v1alpha1.AddressBound))
 	t.Logf("%d gap handoffs, %d watch events: the contender took %s %d times (%d windows, longest %v)",
 		2*rounds, watcher.events, addr.Address, stolen, len(watcher.Gaps()[addr.Address]), slices.Max(append(watcher.Gaps()[addr.Address], 0)))
