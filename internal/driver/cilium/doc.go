@@ -14,12 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package cilium is to hold the Cilium LB-IPAM backend of the driver
-// framework (issue 17). For now it holds only the tests that record what the
-// Cilium operator's LB-IPAM does with pools, pins, sharing keys, refusals and
-// deletions: the behaviour such a backend relies on, measured against the
-// real operator (make cilium) on the local control plane.
+// Package cilium is the Cilium LB-IPAM backend of the driver framework
+// (cilium-iad): one CiliumLoadBalancerIPPool per class, placeholder Services
+// through internal/driver/placeholder, pins with lbipam.cilium.io/ips and
+// shared handoffs with lbipam.cilium.io/sharing-key. Its tests run against
+// the real Cilium operator (make cilium) on the local control plane, and
+// record what LB-IPAM does (lbipam_test.go; docs/writing-a-driver.md).
 //
-// It must not import internal/core, internal/driver/metallb, or Cilium's own
-// Go module: Cilium objects are read and written as unstructured objects.
+// It imports neither internal/core, another backend, nor Cilium's own Go
+// module: Cilium's pools are read and written as unstructured objects.
 package cilium
