@@ -17,6 +17,7 @@ limitations under the License.
 package charts
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -175,38 +176,7 @@ func TestServiceFieldsPolicy(t *testing.T) {
 		})).To(Succeed())
 	})
 
-	for i, f := range fields {
-		t.Run("a tenant creating a Service with "+f.name+" is denied", func(t *testing.T) {
-			g := NewWithT(t)
-			_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "create", f), metav1.CreateOptions{})
-			expectDenied(g, err, f.denial)
-		})
-
-		t.Run("a tenant adding "+f.name+" is denied", func(t *testing.T) {
-			g := NewWithT(t)
-			name := svcName("add", i)
-			_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, name), metav1.CreateOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			expectDenied(g, updateService(t, tenant, enforced, name, func(s *corev1.Service) { f.set(s, firstIP) }), f.denial)
-		})
-
-		t.Run("a tenant changing or removing "+f.name+" an admin set is denied", func(t *testing.T) {
-			g := NewWithT(t)
-			name := svcName("change", i)
-			_, err := admin.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, name, f), metav1.CreateOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			expectDenied(g, updateService(t, tenant, enforced, name, func(s *corev1.Service) { f.set(s, secondIP) }), f.denial)
-			expectDenied(g, updateService(t, tenant, enforced, name, f.unset), f.denial)
-		})
-
-		t.Run("[Warn, Audit] admits a tenant writing "+f.name+" with a warning naming it", func(t *testing.T) {
-			g := NewWithT(t)
-			tenant.warnings.take()
-			_, err := tenant.cs.CoreV1().Services(reported).Create(ctx, loadBalancer(reported, svcName("report", i), f), metav1.CreateOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			expectWarned(g, tenant.warnings.take(), f.denial)
-		})
-	}
+	deniesEachField(ctx, t, fields, tenant, admin, enforced, reported)
 
 	t.Run("a denial names every reserved annotation the write touches", func(t *testing.T) {
 		g := NewWithT(t)
@@ -261,6 +231,45 @@ func TestServiceFieldsPolicy(t *testing.T) {
 		})).To(Succeed())
 		g.Expect(tenant.warnings.take()).To(BeEmpty(), "the reporting release is not bound there either")
 	})
+}
+
+// deniesEachField checks, for each reserved field, that the policy denies a
+// tenant creating a Service with it, adding it, and changing or removing the
+// value an admin set, in the enforced namespace, and that it only warns in
+// the reported one ([Warn, Audit]).
+func deniesEachField(ctx context.Context, t *testing.T, fields []serviceField, tenant, admin *actor, enforced, reported string) {
+	for i, f := range fields {
+		t.Run("a tenant creating a Service with "+f.name+" is denied", func(t *testing.T) {
+			g := NewWithT(t)
+			_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "create", f), metav1.CreateOptions{})
+			expectDenied(g, err, f.denial)
+		})
+
+		t.Run("a tenant adding "+f.name+" is denied", func(t *testing.T) {
+			g := NewWithT(t)
+			name := svcName("add", i)
+			_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, name), metav1.CreateOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			expectDenied(g, updateService(t, tenant, enforced, name, func(s *corev1.Service) { f.set(s, firstIP) }), f.denial)
+		})
+
+		t.Run("a tenant changing or removing "+f.name+" an admin set is denied", func(t *testing.T) {
+			g := NewWithT(t)
+			name := svcName("change", i)
+			_, err := admin.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, name, f), metav1.CreateOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			expectDenied(g, updateService(t, tenant, enforced, name, func(s *corev1.Service) { f.set(s, secondIP) }), f.denial)
+			expectDenied(g, updateService(t, tenant, enforced, name, f.unset), f.denial)
+		})
+
+		t.Run("[Warn, Audit] admits a tenant writing "+f.name+" with a warning naming it", func(t *testing.T) {
+			g := NewWithT(t)
+			tenant.warnings.take()
+			_, err := tenant.cs.CoreV1().Services(reported).Create(ctx, loadBalancer(reported, svcName("report", i), f), metav1.CreateOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			expectWarned(g, tenant.warnings.take(), f.denial)
+		})
+	}
 }
 
 func svcName(prefix string, i int) string {
