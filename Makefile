@@ -39,7 +39,8 @@ DRIVER_ROLE_NAMESPACES = -e 's|^  namespace: metallb-iad-system$$|  namespace: {
 CILIUM_ROLE_NAMESPACES = -e 's|^  namespace: metallb-iad-system$$|  namespace: {{ include "cilium-iad.placeholderNamespace" . }}|'
 
 # Each driver's ClusterRole comes from the framework's markers
-# (./internal/driver alone) and its own backend's, no other backend's.
+# (./internal/driver and ./internal/driver/placeholder, the packages alone)
+# and its own backend's, no other backend's.
 .PHONY: manifests
 manifests: controller-gen ## Generate the CRDs and each manager's ClusterRole.
 	"$(CONTROLLER_GEN)" crd paths="./api/..." output:crd:artifacts:config=config/crd/bases
