@@ -17,7 +17,6 @@ limitations under the License.
 package charts
 
 import (
-	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -82,57 +81,14 @@ func ciliumReservedMessage(field string) string {
 // policy for real and checks, with real users, who may write the Service
 // fields it reserves.
 func TestCiliumServiceFieldsPolicy(t *testing.T) {
-	c := startCluster(t)
 	ctx := t.Context()
-
-	// The release that enforces, bound to namespaces labelled enforce, and a
-	// second, reporting one, bound to namespaces labelled report. The
-	// metallb-iad policies of TestServiceFieldsPolicy select other labels.
-	const releaseNS = "cilium-iad-system"
-	const selectorKey = "test.local.sdn.cozystack.io/cilium-policy"
-	applyPolicy(t, c, render(t, ciliumChart, ciliumChart, releaseNS,
-		"--set", "admissionPolicy.enabled=true",
-		"--set", "admissionPolicy.allowedUsernames={ip-admin}",
-		"--set-json", `admissionPolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"enforce"}}`,
-	))
-	applyPolicy(t, c, render(t, ciliumChart, ciliumChart, releaseNS,
-		"--set", "fullnameOverride=cilium-iad-report",
-		"--set", "admissionPolicy.enabled=true",
-		"--set-json", `admissionPolicy.validationActions=["Warn","Audit"]`,
-		"--set-json", `admissionPolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"report"}}`,
-	))
-
-	const enforced, unselected, reported = "cilium-enforced", "cilium-unselected", "cilium-reported"
-	createNamespace(t, c, enforced, map[string]string{selectorKey: "enforce"})
-	createNamespace(t, c, unselected, nil)
-	createNamespace(t, c, reported, map[string]string{selectorKey: "report"})
-	for _, ns := range []string{enforced, unselected, reported} {
-		grantWriters(t, c, ns,
-			groupSubject("tenants"), userSubject("ip-admin"), groupSubject("kubeadm:cluster-admins"),
-			serviceAccountSubject(releaseNS, "cilium-iad"), serviceAccountSubject("metallb-iad-system", "metallb-iad"))
-	}
-
-	admin := newActor(t, "admin", c.Config) // system:masters, allowlisted by default
-	tenant := newUser(t, c, "cilium-tenant", "tenants")
-	ipAdmin := newUser(t, c, "ip-admin")                                            // allowlisted by name
-	kubeadmAdmin := newUser(t, c, "cilium-kubeadm-admin", "kubeadm:cluster-admins") // allowlisted by default group
-	driver := serviceAccount(t, c, releaseNS, "cilium-iad")
-	otherDriver := serviceAccount(t, c, "metallb-iad-system", "metallb-iad")
-
-	fields := ciliumReservedFields()
-	pin := fields[0]
-
-	// A new policy takes a moment to become effective.
-	g := NewWithT(t)
-	g.Eventually(func() error {
-		_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "probe", pin), dryRun)
-		return err
-	}, policyTimeout, policyPoll).Should(MatchError(ContainSubstring(pin.denial)))
-	g.Eventually(func() []string {
-		_, err := tenant.cs.CoreV1().Services(reported).Create(ctx, loadBalancer(reported, "probe", pin), dryRun)
-		g.Expect(err).NotTo(HaveOccurred())
-		return tenant.warnings.take()
-	}, policyTimeout, policyPoll).ShouldNot(BeEmpty())
+	// The MetalLB driver's ServiceAccount may write Services too: it must
+	// still be refused the Cilium driver's fields.
+	bed := newPolicyBed(t, ciliumChart, "cilium-iad-system", "cilium", ciliumReservedFields(),
+		serviceAccountSubject("metallb-iad-system", "metallb-iad"))
+	enforced, fields := bed.enforced, bed.fields
+	admin, tenant := bed.admin, bed.tenant
+	otherDriver := serviceAccount(t, startCluster(t), "metallb-iad-system", "metallb-iad")
 
 	t.Run("a tenant may create and update Services without reserved fields", func(t *testing.T) {
 		g := NewWithT(t)
@@ -147,7 +103,7 @@ func TestCiliumServiceFieldsPolicy(t *testing.T) {
 		})).To(Succeed())
 	})
 
-	deniesEachField(ctx, t, fields, tenant, admin, enforced, reported)
+	bed.deniesEachField(ctx, t)
 
 	t.Run("a denial names every reserved annotation the write touches", func(t *testing.T) {
 		g := NewWithT(t)
@@ -187,24 +143,7 @@ func TestCiliumServiceFieldsPolicy(t *testing.T) {
 		g.Expect(s.Spec.LoadBalancerIP).To(Equal(firstIP))
 	})
 
-	for _, who := range []*actor{ipAdmin, kubeadmAdmin, driver, admin} {
-		t.Run(who.name+" may set, change and remove every reserved field", func(t *testing.T) {
-			g := NewWithT(t)
-			name := "by-" + strings.ReplaceAll(who.name, ":", "-")
-			_, err := who.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, name, fields...), metav1.CreateOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(updateService(t, who, enforced, name, func(s *corev1.Service) {
-				for _, f := range fields {
-					f.set(s, secondIP)
-				}
-			})).To(Succeed())
-			g.Expect(updateService(t, who, enforced, name, func(s *corev1.Service) {
-				for _, f := range fields {
-					f.unset(s)
-				}
-			})).To(Succeed())
-		})
-	}
+	bed.allowlistedMayWriteEveryField(ctx, t)
 
 	t.Run("another driver's ServiceAccount is not allowlisted", func(t *testing.T) {
 		g := NewWithT(t)
@@ -214,15 +153,5 @@ func TestCiliumServiceFieldsPolicy(t *testing.T) {
 		expectDenied(g, err, marker.denial)
 	})
 
-	t.Run("a tenant outside the namespaceSelector is admitted", func(t *testing.T) {
-		g := NewWithT(t)
-		_, err := tenant.cs.CoreV1().Services(unselected).Create(ctx, loadBalancer(unselected, "outside", fields...), metav1.CreateOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(updateService(t, tenant, unselected, "outside", func(s *corev1.Service) {
-			for _, f := range fields {
-				f.set(s, secondIP)
-			}
-		})).To(Succeed())
-		g.Expect(tenant.warnings.take()).To(BeEmpty(), "the reporting release is not bound there either")
-	})
+	bed.admitsOutsideTheSelector(ctx, t)
 }

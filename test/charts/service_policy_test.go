@@ -23,6 +23,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	localv1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
@@ -117,55 +118,10 @@ func updateService(t *testing.T, who *actor, namespace, name string, change func
 // for real and checks, with real users, who may write the Service fields it
 // reserves.
 func TestServiceFieldsPolicy(t *testing.T) {
-	c := startCluster(t)
 	ctx := t.Context()
-
-	// The release that enforces, bound to namespaces labelled enforce, and a
-	// second, reporting one, bound to namespaces labelled report.
-	const releaseNS = "metallb-iad-system"
-	const selectorKey = "test.local.sdn.cozystack.io/service-policy"
-	applyPolicy(t, c, render(t, driverChart, driverChart, releaseNS,
-		"--set", "admissionPolicy.enabled=true",
-		"--set", "admissionPolicy.allowedUsernames={ip-admin}",
-		"--set-json", `admissionPolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"enforce"}}`,
-	))
-	applyPolicy(t, c, render(t, driverChart, driverChart, releaseNS,
-		"--set", "fullnameOverride=metallb-iad-report",
-		"--set", "admissionPolicy.enabled=true",
-		"--set-json", `admissionPolicy.validationActions=["Warn","Audit"]`,
-		"--set-json", `admissionPolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"report"}}`,
-	))
-
-	const enforced, unselected, reported = "svc-enforced", "svc-unselected", "svc-reported"
-	createNamespace(t, c, enforced, map[string]string{selectorKey: "enforce"})
-	createNamespace(t, c, unselected, nil)
-	createNamespace(t, c, reported, map[string]string{selectorKey: "report"})
-	for _, ns := range []string{enforced, unselected, reported} {
-		grantWriters(t, c, ns,
-			groupSubject("tenants"), userSubject("ip-admin"), groupSubject("kubeadm:cluster-admins"),
-			serviceAccountSubject(releaseNS, "metallb-iad"))
-	}
-
-	admin := newActor(t, "admin", c.Config) // system:masters, allowlisted by default
-	tenant := newUser(t, c, "tenant", "tenants")
-	ipAdmin := newUser(t, c, "ip-admin")                                     // allowlisted by name
-	kubeadmAdmin := newUser(t, c, "kubeadm-admin", "kubeadm:cluster-admins") // allowlisted by default group
-	driver := serviceAccount(t, c, releaseNS, "metallb-iad")
-
-	fields := reservedServiceFields()
-	pin := fields[0]
-
-	// A new policy takes a moment to become effective.
-	g := NewWithT(t)
-	g.Eventually(func() error {
-		_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "probe", pin), dryRun)
-		return err
-	}, policyTimeout, policyPoll).Should(MatchError(ContainSubstring(pin.denial)))
-	g.Eventually(func() []string {
-		_, err := tenant.cs.CoreV1().Services(reported).Create(ctx, loadBalancer(reported, "probe", pin), dryRun)
-		g.Expect(err).NotTo(HaveOccurred())
-		return tenant.warnings.take()
-	}, policyTimeout, policyPoll).ShouldNot(BeEmpty())
+	bed := newPolicyBed(t, driverChart, "metallb-iad-system", "svc", reservedServiceFields())
+	enforced, fields := bed.enforced, bed.fields
+	admin, tenant := bed.admin, bed.tenant
 
 	t.Run("a tenant may create and update Services without reserved fields", func(t *testing.T) {
 		g := NewWithT(t)
@@ -176,7 +132,7 @@ func TestServiceFieldsPolicy(t *testing.T) {
 		})).To(Succeed())
 	})
 
-	deniesEachField(ctx, t, fields, tenant, admin, enforced, reported)
+	bed.deniesEachField(ctx, t)
 
 	t.Run("a denial names every reserved annotation the write touches", func(t *testing.T) {
 		g := NewWithT(t)
@@ -201,7 +157,75 @@ func TestServiceFieldsPolicy(t *testing.T) {
 		g.Expect(s.Labels).To(HaveKeyWithValue(metallb.LabelWithdrawn, firstIP))
 	})
 
-	for _, who := range []*actor{ipAdmin, kubeadmAdmin, driver, admin} {
+	bed.allowlistedMayWriteEveryField(ctx, t)
+	bed.admitsOutsideTheSelector(ctx, t)
+}
+
+// policyBed is a driver chart's Service policy installed twice on the test
+// cluster: one release enforcing in the namespace labelled enforce, one
+// only reporting ([Warn, Audit]) in the namespace labelled report, and a
+// namespace neither selects; with the actors the tests write as.
+type policyBed struct {
+	enforced, unselected, reported       string
+	admin, tenant, ipAdmin, kubeadmAdmin *actor
+	driver                               *actor
+	fields                               []serviceField
+}
+
+// newPolicyBed installs chart's policy from its release namespace. prefix
+// keeps the bed's namespaces and users apart from another test's; writers
+// are granted Service writes besides the tenants, the allowlisted users and
+// the chart's driver.
+func newPolicyBed(t *testing.T, chart, releaseNS, prefix string, fields []serviceField, writers ...rbacv1.Subject) *policyBed {
+	c := startCluster(t)
+	ctx := t.Context()
+	selectorKey := "test.local.sdn.cozystack.io/" + prefix + "-policy"
+	applyPolicy(t, c, render(t, chart, chart, releaseNS,
+		"--set", "admissionPolicy.enabled=true",
+		"--set", "admissionPolicy.allowedUsernames={ip-admin}",
+		"--set-json", `admissionPolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"enforce"}}`,
+	))
+	applyPolicy(t, c, render(t, chart, chart, releaseNS,
+		"--set", "fullnameOverride="+chart+"-report",
+		"--set", "admissionPolicy.enabled=true",
+		"--set-json", `admissionPolicy.validationActions=["Warn","Audit"]`,
+		"--set-json", `admissionPolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"report"}}`,
+	))
+	b := &policyBed{enforced: prefix + "-enforced", unselected: prefix + "-unselected", reported: prefix + "-reported", fields: fields}
+	createNamespace(t, c, b.enforced, map[string]string{selectorKey: "enforce"})
+	createNamespace(t, c, b.unselected, nil)
+	createNamespace(t, c, b.reported, map[string]string{selectorKey: "report"})
+	writers = append(writers, groupSubject("tenants"), userSubject("ip-admin"), groupSubject("kubeadm:cluster-admins"),
+		serviceAccountSubject(releaseNS, chart))
+	for _, ns := range []string{b.enforced, b.unselected, b.reported} {
+		grantWriters(t, c, ns, writers...)
+	}
+	b.admin = newActor(t, "admin", c.Config) // system:masters, allowlisted by default
+	b.tenant = newUser(t, c, prefix+"-tenant", "tenants")
+	b.ipAdmin = newUser(t, c, "ip-admin")                                             // allowlisted by name
+	b.kubeadmAdmin = newUser(t, c, prefix+"-kubeadm-admin", "kubeadm:cluster-admins") // allowlisted by default group
+	b.driver = serviceAccount(t, c, releaseNS, chart)
+
+	// A new policy takes a moment to become effective.
+	pin := fields[0]
+	g := NewWithT(t)
+	g.Eventually(func() error {
+		_, err := b.tenant.cs.CoreV1().Services(b.enforced).Create(ctx, loadBalancer(b.enforced, "probe", pin), dryRun)
+		return err
+	}, policyTimeout, policyPoll).Should(MatchError(ContainSubstring(pin.denial)))
+	g.Eventually(func() []string {
+		_, err := b.tenant.cs.CoreV1().Services(b.reported).Create(ctx, loadBalancer(b.reported, "probe", pin), dryRun)
+		g.Expect(err).NotTo(HaveOccurred())
+		return b.tenant.warnings.take()
+	}, policyTimeout, policyPoll).ShouldNot(BeEmpty())
+	return b
+}
+
+// allowlistedMayWriteEveryField checks that each allowlisted principal and
+// the driver may set, change and remove every reserved field.
+func (b *policyBed) allowlistedMayWriteEveryField(ctx context.Context, t *testing.T) {
+	enforced, fields := b.enforced, b.fields
+	for _, who := range []*actor{b.ipAdmin, b.kubeadmAdmin, b.driver, b.admin} {
 		t.Run(who.name+" may set, change and remove every reserved field", func(t *testing.T) {
 			g := NewWithT(t)
 			name := "by-" + strings.ReplaceAll(who.name, ":", "-")
@@ -220,6 +244,12 @@ func TestServiceFieldsPolicy(t *testing.T) {
 		})
 	}
 
+}
+
+// admitsOutsideTheSelector checks that neither release binds a namespace
+// its selector does not match.
+func (b *policyBed) admitsOutsideTheSelector(ctx context.Context, t *testing.T) {
+	tenant, unselected, fields := b.tenant, b.unselected, b.fields
 	t.Run("a tenant outside the namespaceSelector is admitted", func(t *testing.T) {
 		g := NewWithT(t)
 		_, err := tenant.cs.CoreV1().Services(unselected).Create(ctx, loadBalancer(unselected, "outside", fields...), metav1.CreateOptions{})
@@ -237,8 +267,9 @@ func TestServiceFieldsPolicy(t *testing.T) {
 // tenant creating a Service with it, adding it, and changing or removing the
 // value an admin set, in the enforced namespace, and that it only warns in
 // the reported one ([Warn, Audit]).
-func deniesEachField(ctx context.Context, t *testing.T, fields []serviceField, tenant, admin *actor, enforced, reported string) {
-	for i, f := range fields {
+func (b *policyBed) deniesEachField(ctx context.Context, t *testing.T) {
+	tenant, admin, enforced, reported := b.tenant, b.admin, b.enforced, b.reported
+	for i, f := range b.fields {
 		t.Run("a tenant creating a Service with "+f.name+" is denied", func(t *testing.T) {
 			g := NewWithT(t)
 			_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "create", f), metav1.CreateOptions{})
