@@ -85,9 +85,9 @@ var (
 // so the backend needs no retry of its own.
 type Backend struct {
 	client.Client
+	// Holds gives the placeholders (Holds.Set) the role of holds.
 	placeholder.Holds
 	opts   Options
-	set    *placeholder.Set
 	secret *placeholder.Secret
 }
 
@@ -98,15 +98,15 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	set := &placeholder.Set{Client: mgr.GetClient(), Namespace: opts.PlaceholderNamespace,
 		Labels: map[string]string{LabelManagedBy: ManagedByValue}, Pin: annotationIPs, Allocator: "Cilium's LB-IPAM"}
-	b := &Backend{Client: mgr.GetClient(), Holds: placeholder.Holds{Set: set}, opts: opts, set: set,
+	b := &Backend{Client: mgr.GetClient(), Holds: placeholder.Holds{Set: set}, opts: opts,
 		secret: &placeholder.Secret{Reader: mgr.GetAPIReader(), Namespace: opts.PlaceholderNamespace}}
-	if err := b.set.Indexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+	if err := b.Set.Indexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	if err := driver.Setup(mgr, b, opts.Driver); err != nil {
 		return err
 	}
-	orphans := &placeholder.Orphans{Set: b.set, Provisioner: b.Provisioner()}
+	orphans := &placeholder.Orphans{Set: b.Set, Provisioner: b.Provisioner()}
 	return orphans.Controller(mgr).Complete(manager.RetryConflicts(orphans))
 }
 
@@ -120,7 +120,7 @@ func (b *Backend) Watches() driver.Watches {
 	conflict := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		return conflictOf(e.ObjectOld.(*unstructured.Unstructured)) != conflictOf(e.ObjectNew.(*unstructured.Unstructured))
 	}}
-	w := b.set.Watches()
+	w := b.Set.Watches()
 	w.Classes = []driver.Watch{{Object: newPool(), Handler: handler.EnqueueRequestsFromMapFunc(classOfPool),
 		Predicates: []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, conflict)}}}
 	return w

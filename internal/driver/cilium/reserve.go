@@ -42,7 +42,7 @@ import (
 // deletion, the rightful holder among them, and the claim asks again.
 func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, class *v1alpha1.IPAddressClass,
 	family v1alpha1.IPFamily) (driver.Reservation, error) {
-	ph, waiting, err := b.set.Allocation(ctx, claim, class.Name, family, func(ph *corev1.Service) {
+	ph, waiting, err := b.Set.Allocation(ctx, claim, class.Name, family, func(ph *corev1.Service) {
 		ph.Labels[LabelPool] = placeholder.LabelValue(class.Name)
 	})
 	if err != nil || waiting != "" {
@@ -62,12 +62,12 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 			return driver.Reservation{}, err
 		}
 		log.FromContext(ctx).Info("LB-IPAM offered an address the ledger records; giving it back", "address", ip, "recordedBy", owner)
-		if err := b.set.Delete(ctx, ph); err != nil {
+		if err := b.Set.Delete(ctx, ph); err != nil {
 			return driver.Reservation{}, err
 		}
 		return driver.Reservation{Waiting: fmt.Sprintf("Gave back %s, which IPAddress %s records; asking again", ip, owner)}, nil
 	}
-	if err := b.set.Record(ctx, ph, ip); err != nil {
+	if err := b.Set.Record(ctx, ph, ip); err != nil {
 		return driver.Reservation{}, err
 	}
 	return driver.Reservation{Address: ip}, nil
@@ -101,7 +101,7 @@ func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alph
 	if err != nil {
 		return driver.HoldState{}, err
 	}
-	ph, err := b.set.Hold(ctx, a, ip, class.Name, func(ph *corev1.Service, _ bool) { markHold(ph, class.Name, ip, key) })
+	ph, err := b.Set.Hold(ctx, a, ip, class.Name, func(ph *corev1.Service, _ bool) { markHold(ph, class.Name, ip, key) })
 	if err != nil || ph == nil {
 		return driver.HoldState{}, err
 	}

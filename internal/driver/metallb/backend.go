@@ -116,9 +116,8 @@ type Backend struct {
 	paramsMu sync.Mutex
 	params   map[string]decodedParams // by class name
 
-	// set is the placeholders, written through the gate; Holds makes them
-	// the holds.
-	set *placeholder.Set
+	// Holds gives the placeholders (Holds.Set, written through the gate)
+	// the role of holds.
 	placeholder.Holds
 	buried   placeholder.Deletions
 	contests contests
@@ -143,7 +142,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	set := &placeholder.Set{Client: gated, Namespace: opts.PlaceholderNamespace,
 		Labels: map[string]string{params.LabelManagedBy: params.ManagedByValue},
 		Pin:    annotationLoadBalancerIPs, Allocator: "MetalLB"}
-	b := &Backend{Client: gated, live: live, opts: opts, metrics: m, set: set, Holds: placeholder.Holds{Set: set},
+	b := &Backend{Client: gated, live: live, opts: opts, metrics: m, Holds: placeholder.Holds{Set: set},
 		params:   map[string]decodedParams{},
 		secret:   &placeholder.Secret{Reader: mgr.GetAPIReader(), Namespace: opts.PlaceholderNamespace},
 		recorder: mgr.GetEventRecorder(v1alpha1.ProvisionerMetalLB)}
@@ -174,7 +173,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	parking := driver.NewParking(b)
-	orphans := &placeholder.Orphans{Set: b.set, Provisioner: b.Provisioner()}
+	orphans := &placeholder.Orphans{Set: b.Set, Provisioner: b.Provisioner()}
 	return orphans.Controller(mgr).WatchesRawSource(parking.Source()).
 		Complete(manager.RetryConflicts(parking.Wrap(orphans)))
 }
@@ -194,7 +193,7 @@ func (b *Backend) Watches() driver.Watches {
 			Predicates: []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})}})
 	}
 	classes = append(classes, b.nodeWatch())
-	w := b.set.Watches()
+	w := b.Set.Watches()
 	// A yielded address that its holder has, or that left the ledger, lets
 	// the placeholder that gave it back ask again.
 	w.Claims = append(w.Claims,

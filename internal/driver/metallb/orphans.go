@@ -30,11 +30,11 @@ import (
 )
 
 func (b *Backend) setupIndexes(ctx context.Context, idx client.FieldIndexer) error {
-	if err := b.set.Indexes(ctx, idx); err != nil {
+	if err := b.Set.Indexes(ctx, idx); err != nil {
 		return err
 	}
 	if err := idx.IndexField(ctx, &corev1.Service{}, indexPlaceholderByYielded, func(o client.Object) []string {
-		if ip := o.GetAnnotations()[annotationYieldedTo]; ip != "" && b.set.In(o) {
+		if ip := o.GetAnnotations()[annotationYieldedTo]; ip != "" && b.Set.In(o) {
 			return []string{ip}
 		}
 		return nil

@@ -209,7 +209,7 @@ func (r *Tombstones) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if ts.DeletionTimestamp != nil || ts.Annotations[annotationAllocatedFromPool] != "" {
 		return ctrl.Result{}, nil // MetalLB's removal of the annotation wakes this pass
 	}
-	return ctrl.Result{}, r.set.Delete(ctx, ts)
+	return ctrl.Result{}, r.Set.Delete(ctx, ts)
 }
 
 // setupPhantoms registers the phantom and tombstone reconcilers. The events

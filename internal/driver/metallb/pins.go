@@ -94,7 +94,7 @@ func (b *Backend) Unpin(ctx context.Context, svc *corev1.Service, finalizer stri
 // reprocessing.
 func (b *Backend) Retry(ctx context.Context, a *v1alpha1.IPAddress, svc *corev1.Service, token string) error {
 	if svc == nil {
-		phs, err := b.set.Of(ctx, a.Name, false)
+		phs, err := b.Set.Of(ctx, a.Name, false)
 		if err != nil || len(phs) == 0 {
 			return err
 		}

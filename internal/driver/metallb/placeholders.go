@@ -41,7 +41,7 @@ const (
 // name to come.
 func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, class *v1alpha1.IPAddressClass,
 	family v1alpha1.IPFamily) (driver.Reservation, error) {
-	ph, waiting, err := b.set.Allocation(ctx, claim, class.Name, family, func(ph *corev1.Service) {
+	ph, waiting, err := b.Set.Allocation(ctx, claim, class.Name, family, func(ph *corev1.Service) {
 		ph.Annotations[annotationAddressPool] = params.PoolName(class.Name)
 	})
 	if err != nil || waiting != "" {
@@ -50,7 +50,7 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 	if ph.Labels[v1alpha1.LabelPlaceholder] == v1alpha1.PlaceholderTombstone {
 		return b.awaitTombstone(ctx, ph, claim)
 	}
-	if yielded := ph.Annotations[annotationYieldedTo]; yielded != "" && b.set.IsAllocation(ph) {
+	if yielded := ph.Annotations[annotationYieldedTo]; yielded != "" && b.Set.IsAllocation(ph) {
 		return b.awaitRightfulHolder(ctx, ph, yielded)
 	}
 	ip, ok := placeholder.IngressOfFamily(ph, family)
@@ -58,7 +58,7 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 		return driver.Reservation{Waiting: fmt.Sprintf("Waiting for MetalLB to assign an %s address from pool %s (exhausted, or MetalLB not running)",
 			family, params.PoolName(class.Name))}, nil
 	}
-	if b.set.IsAllocation(ph) {
+	if b.Set.IsAllocation(ph) {
 		owner, err := b.recordedElsewhere(ctx, ip, claim)
 		if err != nil {
 			return driver.Reservation{}, err
@@ -67,7 +67,7 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 			return b.yield(ctx, ph, claim, owner, ip)
 		}
 	}
-	if err := b.set.Record(ctx, ph, ip); err != nil {
+	if err := b.Set.Record(ctx, ph, ip); err != nil {
 		return driver.Reservation{}, err
 	}
 	return driver.Reservation{Address: ip}, nil
@@ -86,7 +86,7 @@ func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alph
 	if err != nil {
 		return driver.HoldState{}, err
 	}
-	ph, err := b.set.Hold(ctx, a, ip, class.Name, func(ph *corev1.Service, created bool) {
+	ph, err := b.Set.Hold(ctx, a, ip, class.Name, func(ph *corev1.Service, created bool) {
 		markHold(ph, ip, key)
 		if created {
 			ph.Annotations[annotationRetry] = retry

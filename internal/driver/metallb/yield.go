@@ -131,7 +131,7 @@ func (b *Backend) awaitRightfulHolder(ctx context.Context, ph *corev1.Service, y
 		held := false
 		for i := range svcs.Items {
 			s := &svcs.Items[i]
-			held = held || s.UID != ph.UID && !b.set.IsAllocation(s)
+			held = held || s.UID != ph.UID && !b.Set.IsAllocation(s)
 		}
 		if !held {
 			return waiting, nil
