@@ -17,41 +17,18 @@ limitations under the License.
 package main
 
 import (
-	"flag"
-	"os"
-
 	// Import all Kubernetes client auth plugins (e.g. Azure, GCP, OIDC, etc.)
 	// to ensure that exec-entrypoint and run can make use of them.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/cozystack/address-controller/internal/core"
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
 func main() {
-	var mgrOpts manager.Options
-	var coreOpts core.Options
-	mgrOpts.BindFlags(flag.CommandLine, "address-controller.local.sdn.cozystack.io")
-	coreOpts.BindFlags(flag.CommandLine)
-	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&mgrOpts.Zap)))
-	log := ctrl.Log.WithName("setup")
-
-	mgr, err := mgrOpts.New(ctrl.GetConfigOrDie(), manager.NewScheme())
-	if err != nil {
-		log.Error(err, "Failed to create manager")
-		os.Exit(1)
-	}
-	if err := core.Setup(mgr, coreOpts); err != nil {
-		log.Error(err, "Failed to set up the core controllers")
-		os.Exit(1)
-	}
-	log.Info("Starting manager")
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
-		log.Error(err, "Failed to run manager")
-		os.Exit(1)
-	}
+	var opts core.Options
+	manager.Main("address-controller.local.sdn.cozystack.io", opts.BindFlags,
+		func(mgr ctrl.Manager) error { return core.Setup(mgr, opts) })
 }

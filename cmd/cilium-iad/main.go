@@ -17,43 +17,20 @@ limitations under the License.
 package main
 
 import (
-	"flag"
-	"os"
-
 	// Import all Kubernetes client auth plugins (e.g. Azure, GCP, OIDC, etc.)
 	// to ensure that exec-entrypoint and run can make use of them.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/cozystack/address-controller/internal/driver/cilium"
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
 func main() {
-	var mgrOpts manager.Options
-	var driverOpts cilium.Options
+	var opts cilium.Options
 	// Its own lease: a cluster may run this driver beside metallb-iad, each
 	// serving its own classes.
-	mgrOpts.BindFlags(flag.CommandLine, "cilium-iad.local.sdn.cozystack.io")
-	driverOpts.BindFlags(flag.CommandLine)
-	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&mgrOpts.Zap)))
-	log := ctrl.Log.WithName("setup")
-
-	mgr, err := mgrOpts.New(ctrl.GetConfigOrDie(), manager.NewScheme(), driverOpts.ManagerOptions)
-	if err != nil {
-		log.Error(err, "Failed to create manager")
-		os.Exit(1)
-	}
-	if err := cilium.Setup(mgr, driverOpts); err != nil {
-		log.Error(err, "Failed to set up the driver controllers")
-		os.Exit(1)
-	}
-	log.Info("Starting manager")
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
-		log.Error(err, "Failed to run manager")
-		os.Exit(1)
-	}
+	manager.Main("cilium-iad.local.sdn.cozystack.io", opts.BindFlags,
+		func(mgr ctrl.Manager) error { return cilium.Setup(mgr, opts) }, opts.ManagerOptions)
 }

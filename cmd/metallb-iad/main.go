@@ -17,7 +17,6 @@ limitations under the License.
 package main
 
 import (
-	"flag"
 	"os"
 
 	// Import all Kubernetes client auth plugins (e.g. Azure, GCP, OIDC, etc.)
@@ -37,26 +36,7 @@ func main() {
 		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
 		os.Exit(importer.Main(ctrl.SetupSignalHandler(), os.Args[2:], os.Stdout, os.Stderr))
 	}
-	var mgrOpts manager.Options
-	var driverOpts metallb.Options
-	mgrOpts.BindFlags(flag.CommandLine, "metallb-iad.local.sdn.cozystack.io")
-	driverOpts.BindFlags(flag.CommandLine)
-	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&mgrOpts.Zap)))
-	log := ctrl.Log.WithName("setup")
-
-	mgr, err := mgrOpts.New(ctrl.GetConfigOrDie(), manager.NewScheme(), driverOpts.ManagerOptions)
-	if err != nil {
-		log.Error(err, "Failed to create manager")
-		os.Exit(1)
-	}
-	if err := metallb.Setup(mgr, driverOpts); err != nil {
-		log.Error(err, "Failed to set up the driver controllers")
-		os.Exit(1)
-	}
-	log.Info("Starting manager")
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
-		log.Error(err, "Failed to run manager")
-		os.Exit(1)
-	}
+	var opts metallb.Options
+	manager.Main("metallb-iad.local.sdn.cozystack.io", opts.BindFlags,
+		func(mgr ctrl.Manager) error { return metallb.Setup(mgr, opts) }, opts.ManagerOptions)
 }

@@ -1,0 +1,54 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package manager
+
+import (
+	"flag"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// Main is a manager binary's whole life: it registers the shared flags
+// (with leaseID as the default leader lease) and the binary's own (bind),
+// parses them, builds the manager (tune scopes its cache), lets setup
+// register the controllers, and runs until a signal. It exits the process
+// on any failure, after logging it.
+func Main(leaseID string, bind func(*flag.FlagSet), setup func(ctrl.Manager) error, tune ...func(*ctrl.Options)) {
+	var opts Options
+	opts.BindFlags(flag.CommandLine, leaseID)
+	bind(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.Zap)))
+	log := ctrl.Log.WithName("setup")
+
+	mgr, err := opts.New(ctrl.GetConfigOrDie(), NewScheme(), tune...)
+	if err != nil {
+		log.Error(err, "Failed to create manager")
+		os.Exit(1)
+	}
+	if err := setup(mgr); err != nil {
+		log.Error(err, "Failed to set up the controllers")
+		os.Exit(1)
+	}
+	log.Info("Starting manager")
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		log.Error(err, "Failed to run manager")
+		os.Exit(1)
+	}
+}
