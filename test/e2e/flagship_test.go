@@ -23,6 +23,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
 // holders lists "namespace/name" of every Service whose load balancer
@@ -77,19 +78,5 @@ spec: {className: flagship}
 	})
 })
 
-// lbService is a LoadBalancer Service naming a claim.
-func lbService(ns, name, claim string) string {
-	return `
-apiVersion: v1
-kind: Service
-metadata:
-  name: ` + name + `
-  namespace: ` + ns + `
-  annotations: {local.sdn.cozystack.io/ip-address-claim: ` + claim + `}
-spec:
-  type: LoadBalancer
-  allocateLoadBalancerNodePorts: false
-  selector: {app: ` + name + `}
-  ports: [{port: 80}]
-`
-}
+// lbService is a LoadBalancer Service naming a claim, as YAML.
+func lbService(ns, name, claim string) string { return testkit.ClaimingServiceYAML(ns, name, claim) }

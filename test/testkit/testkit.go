@@ -293,3 +293,22 @@ kubectl get services -A \
       -p '{"metadata":{"$deleteFromPrimitiveList/finalizers":["metallb.drivers.local.sdn.cozystack.io/carrier"]}}'
   done
 `
+
+// ClaimingServiceYAML is a LoadBalancer Service naming a claim, as the YAML
+// an end-to-end spec applies with kubectl, as a tenant would: selector
+// app=<name>, port 80, no node ports.
+func ClaimingServiceYAML(ns, name, claim string) string {
+	return `
+apiVersion: v1
+kind: Service
+metadata:
+  name: ` + name + `
+  namespace: ` + ns + `
+  annotations: {local.sdn.cozystack.io/ip-address-claim: ` + claim + `}
+spec:
+  type: LoadBalancer
+  allocateLoadBalancerNodePorts: false
+  selector: {app: ` + name + `}
+  ports: [{port: 80}]
+`
+}

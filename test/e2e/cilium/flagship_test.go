@@ -118,23 +118,6 @@ func holders(g Gomega, ip string) func() []string {
 	}
 }
 
-// lbService is a LoadBalancer Service naming a claim.
-func lbService(ns, name, claim string) string {
-	return `
-apiVersion: v1
-kind: Service
-metadata:
-  name: ` + name + `
-  namespace: ` + ns + `
-  annotations: {local.sdn.cozystack.io/ip-address-claim: ` + claim + `}
-spec:
-  type: LoadBalancer
-  allocateLoadBalancerNodePorts: false
-  selector: {app: ` + name + `}
-  ports: [{port: 80}]
-`
-}
-
 // TestFlagshipFlow: claim, hold, attach A, detach A, attach B to the same
 // address, then tear everything down, as the driver's README tells.
 func TestFlagshipFlow(t *testing.T) {
@@ -166,7 +149,7 @@ spec: {className: flagship}
 	g.Eventually(holders(g, x), timeout, tick).Should(held)
 
 	t.Log("Service A names the claim and gets X; the placeholder is gone")
-	kubectl(t, lbService(ns, "a", "web"), "apply", "-f", "-")
+	kubectl(t, testkit.ClaimingServiceYAML(ns, "a", "web"), "apply", "-f", "-")
 	g.Eventually(holders(g, x), timeout, tick).Should(Equal([]string{ns + "/a"}))
 
 	t.Log("A stops naming the claim: a placeholder holds X again, A has nothing, the claim stays Bound")
@@ -175,7 +158,7 @@ spec: {className: flagship}
 	g.Expect(kit.StateOfClaim(g, ns, "web")()).To(HaveField("Phase", v1alpha1.ClaimBound))
 
 	t.Log("Service B names the claim and gets the same X")
-	kubectl(t, lbService(ns, "b", "web"), "apply", "-f", "-")
+	kubectl(t, testkit.ClaimingServiceYAML(ns, "b", "web"), "apply", "-f", "-")
 	g.Eventually(holders(g, x), timeout, tick).Should(Equal([]string{ns + "/b"}))
 
 	t.Log("teardown: deleting the claim frees X, then the class leaves no pool and no placeholder behind")
