@@ -48,33 +48,13 @@ var ciliumReservedAnnotations = []string{
 func ciliumReservedFields() []serviceField {
 	var fields []serviceField
 	for _, key := range ciliumReservedAnnotations {
-		fields = append(fields, serviceField{
-			name:   "annotation " + key,
-			set:    func(s *corev1.Service, v string) { metav1.SetMetaDataAnnotation(&s.ObjectMeta, key, v) },
-			unset:  func(s *corev1.Service) { delete(s.Annotations, key) },
-			denial: ciliumReservedMessage("annotation " + key),
-		})
+		fields = append(fields, annotationField(key, reservedMessage("cilium-iad", "annotation "+key)))
 	}
 	for _, key := range []string{cilium.LabelPool, placeholder.LabelWithdrawn} {
-		fields = append(fields, serviceField{
-			name:   "label " + key,
-			set:    func(s *corev1.Service, v string) { metav1.SetMetaDataLabel(&s.ObjectMeta, key, v) },
-			unset:  func(s *corev1.Service) { delete(s.Labels, key) },
-			denial: "label " + key + " is reserved to the cilium-iad driver, which labels the Services it pins for its pools and those it withdrew a pin from",
-		})
+		fields = append(fields, labelField(key, "label "+key+
+			" is reserved to the cilium-iad driver, which labels the Services it pins for its pools and those it withdrew a pin from"))
 	}
-	return append(fields, serviceField{
-		name:   "spec.loadBalancerIP",
-		set:    func(s *corev1.Service, v string) { s.Spec.LoadBalancerIP = v },
-		unset:  func(s *corev1.Service) { s.Spec.LoadBalancerIP = "" },
-		denial: ciliumReservedMessage("spec.loadBalancerIP"),
-	})
-}
-
-// ciliumReservedMessage is the denial of a write to field.
-func ciliumReservedMessage(field string) string {
-	return field + " is reserved to the cilium-iad driver; reference an IPAddressClaim with " +
-		localv1alpha1.AnnotationIPAddressClaim + " instead"
+	return append(fields, loadBalancerIPField(reservedMessage("cilium-iad", "spec.loadBalancerIP")))
 }
 
 // TestCiliumServiceFieldsPolicy installs the cilium-iad chart's admission

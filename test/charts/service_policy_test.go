@@ -53,29 +53,37 @@ func reservedServiceFields() []serviceField {
 		"metallb.universe.tf/allow-shared-ip",
 		localv1alpha1.AnnotationPinnedBy,
 	} {
-		fields = append(fields, serviceField{
-			name:   "annotation " + key,
-			set:    func(s *corev1.Service, v string) { metav1.SetMetaDataAnnotation(&s.ObjectMeta, key, v) },
-			unset:  func(s *corev1.Service) { delete(s.Annotations, key) },
-			denial: reservedMessage("annotation " + key),
-		})
+		fields = append(fields, annotationField(key, reservedMessage("metallb-iad", "annotation "+key)))
 	}
-	return append(fields, serviceField{
-		name:   "label " + metallb.LabelWithdrawn,
-		set:    func(s *corev1.Service, v string) { metav1.SetMetaDataLabel(&s.ObjectMeta, metallb.LabelWithdrawn, v) },
-		unset:  func(s *corev1.Service) { delete(s.Labels, metallb.LabelWithdrawn) },
-		denial: "label " + metallb.LabelWithdrawn + " is reserved to the metallb-iad driver, which sets it on a Service it withdrew a pin from",
-	}, serviceField{
-		name:   "spec.loadBalancerIP",
-		set:    func(s *corev1.Service, v string) { s.Spec.LoadBalancerIP = v },
-		unset:  func(s *corev1.Service) { s.Spec.LoadBalancerIP = "" },
-		denial: reservedMessage("spec.loadBalancerIP"),
-	})
+	return append(fields,
+		labelField(metallb.LabelWithdrawn, "label "+metallb.LabelWithdrawn+" is reserved to the metallb-iad driver, which sets it on a Service it withdrew a pin from"),
+		loadBalancerIPField(reservedMessage("metallb-iad", "spec.loadBalancerIP")))
 }
 
-// reservedMessage is the denial of a write to field.
-func reservedMessage(field string) string {
-	return field + " is reserved to the metallb-iad driver; reference an IPAddressClaim with " +
+// annotationField is the reserved annotation key, denied with denial.
+func annotationField(key, denial string) serviceField {
+	return serviceField{name: "annotation " + key, denial: denial,
+		set:   func(s *corev1.Service, v string) { metav1.SetMetaDataAnnotation(&s.ObjectMeta, key, v) },
+		unset: func(s *corev1.Service) { delete(s.Annotations, key) }}
+}
+
+// labelField is the reserved label key, denied with denial.
+func labelField(key, denial string) serviceField {
+	return serviceField{name: "label " + key, denial: denial,
+		set:   func(s *corev1.Service, v string) { metav1.SetMetaDataLabel(&s.ObjectMeta, key, v) },
+		unset: func(s *corev1.Service) { delete(s.Labels, key) }}
+}
+
+// loadBalancerIPField is spec.loadBalancerIP, denied with denial.
+func loadBalancerIPField(denial string) serviceField {
+	return serviceField{name: "spec.loadBalancerIP", denial: denial,
+		set:   func(s *corev1.Service, v string) { s.Spec.LoadBalancerIP = v },
+		unset: func(s *corev1.Service) { s.Spec.LoadBalancerIP = "" }}
+}
+
+// reservedMessage is driver's policy's denial of a write to field.
+func reservedMessage(driver, field string) string {
+	return field + " is reserved to the " + driver + " driver; reference an IPAddressClaim with " +
 		localv1alpha1.AnnotationIPAddressClaim + " instead"
 }
 
