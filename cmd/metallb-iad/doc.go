@@ -17,7 +17,7 @@ limitations under the License.
 // Command metallb-iad is the MetalLB driver of address-controller: it serves
 // the classes whose provisioner is metallb.drivers.local.sdn.cozystack.io.
 // It only parses flags; internal/driver does the work. Its subcommand
-// `metallb-iad import` is the inventory import
-// (internal/driver/metallb/importer), run with an admin's kubeconfig. It must
-// not import the core.
+// `metallb-iad import` is the framework's inventory import
+// (internal/driver/importer) with the MetalLB backend's import and handover
+// capabilities, run with an admin's kubeconfig. It must not import the core.
 package main

@@ -17,26 +17,21 @@ limitations under the License.
 package main
 
 import (
-	"os"
-
 	// Import all Kubernetes client auth plugins (e.g. Azure, GCP, OIDC, etc.)
 	// to ensure that exec-entrypoint and run can make use of them.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/cozystack/address-controller/internal/driver"
+	"github.com/cozystack/address-controller/internal/driver/importer"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
-	"github.com/cozystack/address-controller/internal/driver/metallb/importer"
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "import" {
-		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
-		os.Exit(importer.Main(ctrl.SetupSignalHandler(), os.Args[2:], os.Stdout, os.Stderr))
-	}
 	var opts metallb.Options
+	importer.Subcommand("metallb-iad", opts.BindImportFlags, func() driver.Backend { return metallb.ForImport(opts) })
 	manager.Main("metallb-iad.local.sdn.cozystack.io", opts.BindFlags,
 		func(mgr ctrl.Manager) error { return metallb.Setup(mgr, opts) }, opts.ManagerOptions)
 }

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/ipaddr"
 )
 
 // Backend is what the driver needs from the system that really holds
@@ -174,6 +175,50 @@ type Retrier interface {
 	// Retry makes the backend reconsider svc unless svc already carries
 	// token.
 	Retry(ctx context.Context, a *v1alpha1.IPAddress, svc *corev1.Service, token string) error
+}
+
+// Importer is what a backend implements when its allocator may already
+// have given addresses in a class's ranges to plain Services before the
+// driver served the class: `<driver> import` (internal/driver/importer)
+// brings those Services under claims, each keeping its address. The import
+// reads their pins with PinnedTo and discovers the capability by type
+// assertion.
+type Importer interface {
+	// ImportRanges reads class's parameters: the ranges its allocator gives
+	// addresses from, and why it never gives an address in them ("" when it
+	// may; a nil func when it gives them all). An error is bad parameters.
+	ImportRanges(class *v1alpha1.IPAddressClass) (ranges []ipaddr.Range, refuses func(netip.Addr) string, err error)
+	// ImportPin is the annotation an import pins a Service with (addresses,
+	// comma-separated), so that the allocator keeps giving it what it has.
+	ImportPin() string
+}
+
+// Handoverer is what an Importer implements when the allocator's own
+// configuration (an admin's pool) may cover a class's ranges, which keeps
+// the driver from rendering the class: once the Services there are
+// imported, `<driver> import --handover` moves the ranges into the class's
+// configuration. The import discovers it by type assertion.
+type Handoverer interface {
+	// PlanHandover works out, reading with c, how class's ranges leave the
+	// allocator's other configuration; keep are the addresses of the
+	// class's IPAddresses.
+	PlanHandover(ctx context.Context, c client.Reader, class *v1alpha1.IPAddressClass, keep []netip.Addr) (Handover, error)
+}
+
+// Handover is one planned handover.
+type Handover interface {
+	// Moving are the ranges that leave the other configuration.
+	Moving() []ipaddr.Range
+	// Takes says whether the class's configuration, once handed over,
+	// gives svc the address ip it has; if not, the handover would take it
+	// away.
+	Takes(svc *corev1.Service, ip netip.Addr) bool
+	// Steps say what Apply writes, one line each; none when nothing
+	// overlaps the class.
+	Steps() []string
+	// Apply writes it, in an order in which the allocator never takes an
+	// assigned address away.
+	Apply(ctx context.Context, c client.Client) error
 }
 
 // Reservation is a backend's answer to Reserve.

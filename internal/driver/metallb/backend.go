@@ -67,9 +67,14 @@ type Options struct {
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.PlaceholderNamespace, "placeholder-namespace", "metallb-iad-system",
 		"Namespace of the placeholder Services; tenants must not be able to write to it.")
+	o.BindImportFlags(fs)
+	o.Driver.BindFlags(fs)
+}
+
+// BindImportFlags registers on fs the options `metallb-iad import` reads.
+func (o *Options) BindImportFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MetalLBNamespace, "metallb-namespace", "metallb-system",
 		"Namespace where MetalLB reads its configuration.")
-	o.Driver.BindFlags(fs)
 }
 
 // ManagerOptions scopes the manager's cache to what the driver reads:
@@ -96,13 +101,15 @@ func metallbObjects() []client.Object {
 // The capabilities the framework finds by type assertion: a slip in one of
 // their signatures would turn it off without a word.
 var (
-	_ driver.Backend  = (*Backend)(nil)
-	_ driver.Holder   = (*Backend)(nil)
-	_ driver.Sharer   = (*Backend)(nil)
-	_ driver.Retrier  = (*Backend)(nil)
-	_ driver.Releaser = (*Backend)(nil)
-	_ driver.Watcher  = (*Backend)(nil)
-	_ driver.Gate     = (*Backend)(nil)
+	_ driver.Backend    = (*Backend)(nil)
+	_ driver.Holder     = (*Backend)(nil)
+	_ driver.Sharer     = (*Backend)(nil)
+	_ driver.Retrier    = (*Backend)(nil)
+	_ driver.Releaser   = (*Backend)(nil)
+	_ driver.Watcher    = (*Backend)(nil)
+	_ driver.Gate       = (*Backend)(nil)
+	_ driver.Importer   = (*Backend)(nil)
+	_ driver.Handoverer = (*Backend)(nil)
 )
 
 // Backend implements driver.Backend with MetalLB: placeholder Services hold

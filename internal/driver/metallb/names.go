@@ -31,15 +31,6 @@ const (
 	annotationAllocatedFromPool = "metallb.io/ip-allocated-from-pool"
 )
 
-// MetalLB's annotations other packages of the driver read: the pin and the
-// sharing key.
-const (
-	AnnotationLoadBalancerIPs       = annotationLoadBalancerIPs
-	AnnotationLegacyLoadBalancerIPs = annotationLegacyLoadBalancerIPs
-	AnnotationAllowSharedIP         = annotationAllowSharedIP
-	AnnotationLegacyAllowSharedIP   = annotationLegacyAllowSharedIP
-)
-
 // Names the driver puts on placeholder Services.
 const (
 	// LabelWithdrawn marks a Service whose pin the driver withdrew, or an

@@ -66,7 +66,7 @@ func (b *Backend) RenderClass(ctx context.Context, class *v1alpha1.IPAddressClas
 		return driver.RenderResult{Problem: strings.Join(overlaps, "; "), Reason: ReasonOverlapsOtherPool}, nil
 	}
 
-	pool, adv := Rendering(class, b.opts.MetalLBNamespace, p, keep)
+	pool, adv := rendering(class, b.opts.MetalLBNamespace, p, keep)
 	for _, obj := range []*unstructured.Unstructured{pool, adv} {
 		if err := manager.ApplyIfChanged(ctx, b, obj, fieldOwner); err != nil {
 			return driver.RenderResult{}, err
@@ -96,11 +96,10 @@ func (b *Backend) RenderClass(ctx context.Context, class *v1alpha1.IPAddressClas
 	return res, nil
 }
 
-// Rendering is the IPAddressPool and the advertisement the driver renders for
+// rendering is the IPAddressPool and the advertisement the driver renders for
 // a class with decoded parameters p, keeping the addresses keep, both owned
-// by the class. The inventory import writes the same objects when it hands
-// an admin's pool over to the class.
-func Rendering(class *v1alpha1.IPAddressClass, namespace string, p *params.Parameters, keep []netip.Addr) (pool, adv *unstructured.Unstructured) {
+// by the class. The handover of an import writes the same objects.
+func rendering(class *v1alpha1.IPAddressClass, namespace string, p *params.Parameters, keep []netip.Addr) (pool, adv *unstructured.Unstructured) {
 	owner := metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "IPAddressClass", Name: class.Name,
 		UID: class.UID, Controller: new(true), BlockOwnerDeletion: new(true)}
 	pool = params.Pool(class.Name, namespace, p, keep)
@@ -115,10 +114,6 @@ func Rendering(class *v1alpha1.IPAddressClass, namespace string, p *params.Param
 	}
 	return pool, adv
 }
-
-// FieldOwner is the server-side apply manager of the objects the driver
-// renders.
-const FieldOwner = fieldOwner
 
 func (b *Backend) deleteIfOwned(ctx context.Context, gvk schema.GroupVersionKind, name string, owner metav1.Object) error {
 	obj := &unstructured.Unstructured{}

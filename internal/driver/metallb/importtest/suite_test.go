@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package importer
+package importtest
 
 import (
 	"context"
@@ -22,6 +22,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,6 +39,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/core"
+	"github.com/cozystack/address-controller/internal/driver/importer"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/manager"
@@ -45,6 +47,19 @@ import (
 	"github.com/cozystack/address-controller/test/inprocess"
 	"github.com/cozystack/address-controller/test/testkit"
 )
+
+// backend is the MetalLB backend as `metallb-iad import` runs it.
+var backend = metallb.ForImport(metallb.Options{MetalLBNamespace: cluster.MetalLBNamespace})
+
+// ingress is what svc's load balancer reports, as the import reads it.
+func ingress(svc *corev1.Service) string {
+	ips := importer.IngressOf(svc)
+	out := make([]string, len(ips))
+	for i, ip := range ips {
+		out[i] = ip.String()
+	}
+	return strings.Join(out, ",")
+}
 
 // The integration tests start one control plane with the real MetalLB
 // controller, the first time one asks for it; the plan's table tests need
@@ -154,7 +169,7 @@ func lbIngress(ns, name string) func() string {
 		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, svc); err != nil {
 			return "error: " + err.Error()
 		}
-		return joinIPs(ServiceOf(svc, "").Ingress)
+		return ingress(svc)
 	}
 }
 
@@ -264,7 +279,7 @@ func watchIngress(t *testing.T, g Gomega, want map[string]string) *ingressWatch 
 				key := svc.Namespace + "/" + svc.Name
 				w.mu.Lock()
 				if want, watched := w.want[key]; watched {
-					got := joinIPs(ServiceOf(svc, "").Ingress)
+					got := ingress(svc)
 					if ev.Type == watch.Deleted || got != want {
 						w.violations = append(w.violations, fmt.Sprintf("%s %s: %q, had %q", ev.Type, key, got, want))
 					}

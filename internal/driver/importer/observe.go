@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+	"github.com/cozystack/address-controller/internal/driver"
 )
 
 // Scope says where an import looks and what it is allowed to assume.
@@ -39,8 +39,8 @@ type Scope struct {
 	Namespaces []string
 	// Selector limits the Services considered by label.
 	Selector labels.Selector
-	// PlaceholderNamespace and MetalLBNamespace are metallb-iad's.
-	PlaceholderNamespace, MetalLBNamespace string
+	// PlaceholderNamespace is the driver's.
+	PlaceholderNamespace string
 }
 
 func (sc Scope) includes(s *corev1.Service) bool {
@@ -53,7 +53,6 @@ func (sc Scope) includes(s *corev1.Service) bool {
 // observed is what one run read from the cluster.
 type observed struct {
 	class    *v1alpha1.IPAddressClass
-	params   *params.Parameters
 	services map[string]*corev1.Service // by "namespace/name", in scope
 	all      []corev1.Service           // every Service of the cluster
 	keep     []netip.Addr               // the addresses of the class's IPAddresses
@@ -62,20 +61,20 @@ type observed struct {
 
 // observe reads the class, every Service, IPAddress and claim, and builds
 // the inventory a plan is made from. It reads straight from the API server.
-func observe(ctx context.Context, c client.Reader, sc Scope) (*observed, error) {
+func observe(ctx context.Context, c client.Reader, sc Scope, d importing) (*observed, error) {
 	class := &v1alpha1.IPAddressClass{}
 	if err := c.Get(ctx, client.ObjectKey{Name: sc.Class}, class); err != nil {
 		return nil, fmt.Errorf("reading IPAddressClass %s: %w", sc.Class, err)
 	}
-	if class.Spec.Provisioner != v1alpha1.ProvisionerMetalLB {
-		return nil, fmt.Errorf("IPAddressClass %s is served by %q, not by metallb-iad", sc.Class, class.Spec.Provisioner)
+	if class.Spec.Provisioner != d.Provisioner() {
+		return nil, fmt.Errorf("IPAddressClass %s is served by %q, not by %s", sc.Class, class.Spec.Provisioner, d.name)
 	}
-	p, err := params.Decode(class.Spec.Parameters)
+	ranges, refuses, err := d.ImportRanges(class)
 	if err != nil {
 		return nil, fmt.Errorf("IPAddressClass %s: %w", sc.Class, err)
 	}
-	o := &observed{class: class, params: p, services: map[string]*corev1.Service{}, inv: Inventory{
-		Class: sc.Class, Ranges: p.Ranges, AvoidBuggyIPs: p.AvoidBuggyIPs,
+	o := &observed{class: class, services: map[string]*corev1.Service{}, inv: Inventory{
+		Class: sc.Class, Driver: d.name, Ranges: ranges, Refuses: refuses,
 		Holders: map[netip.Addr][]string{}, Ledger: map[netip.Addr]Ledgered{}, Claims: map[string]Claim{},
 	}}
 
@@ -86,7 +85,7 @@ func observe(ctx context.Context, c client.Reader, sc Scope) (*observed, error) 
 	o.all = services.Items
 	for i := range services.Items {
 		s := &services.Items[i]
-		view := ServiceOf(s, sc.PlaceholderNamespace)
+		view := serviceOf(s, sc.PlaceholderNamespace, d)
 		for _, ip := range view.Ingress {
 			o.inv.Holders[ip] = append(o.inv.Holders[ip], view.Key())
 		}
@@ -126,6 +125,14 @@ func observe(ctx context.Context, c client.Reader, sc Scope) (*observed, error) 
 		o.inv.Claims[cl.ClaimKey()] = Claim{ImportedFor: importedFor(&cl), Phase: cl.Status.Phase}
 	}
 	return o, nil
+}
+
+// importing is the driver an import runs for: its backend, which can
+// import, and its name.
+type importing struct {
+	driver.Backend
+	driver.Importer
+	name string
 }
 
 func importedFor(o client.Object) types.UID {

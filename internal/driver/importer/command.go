@@ -22,15 +22,22 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/manager"
 )
+
+// Command is the subcommand of a driver's binary that runs an import.
+const Command = "import"
 
 // Modes of a run.
 const (
@@ -42,6 +49,8 @@ const (
 // Options of one run.
 type Options struct {
 	Scope
+	// Driver names the driver, as its binary is called.
+	Driver string
 	// Mode is ModeImport, ModeUndo or ModeHandover.
 	Mode string
 	// Apply writes; without it a run only prints what it would do.
@@ -50,14 +59,26 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// Main runs `metallb-iad import` with the arguments that follow the
-// subcommand, with the credentials of --kubeconfig (or the usual kubeconfig
-// lookup), and returns the exit code.
-func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("metallb-iad import", flag.ContinueOnError)
+// Subcommand runs `<name> import` and exits, when the command line asks for
+// it; otherwise it returns. Main says what the arguments are.
+func Subcommand(name string, bind func(*flag.FlagSet), backend func() driver.Backend) {
+	if len(os.Args) < 2 || os.Args[1] != Command {
+		return
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+	os.Exit(Main(ctrl.SetupSignalHandler(), name, bind, backend, os.Args[2:], os.Stdout, os.Stderr))
+}
+
+// Main runs `<name> import` with the arguments that follow the subcommand,
+// with the credentials of --kubeconfig (or the usual kubeconfig lookup), and
+// returns the exit code. name is the driver's binary; bind registers its
+// backend's own flags, if any; backend makes the backend once the flags are
+// parsed. A backend that is no driver.Importer cannot import.
+func Main(ctx context.Context, name string, bind func(*flag.FlagSet), backend func() driver.Backend, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(name+" "+Command, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	config.RegisterFlags(fs)
-	var opts Options
+	opts := Options{Driver: name}
 	var namespaces, selector string
 	var dryRun, undo, handover bool
 	fs.StringVar(&opts.Class, "class", "", "The IPAddressClass to import into (required).")
@@ -66,10 +87,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&dryRun, "dry-run", true, "Print what would be done, change nothing (the default).")
 	fs.BoolVar(&opts.Apply, "apply", false, "Do it.")
 	fs.BoolVar(&undo, "undo", false, "Take back what earlier imports into the class created, where nothing has used it since.")
-	fs.BoolVar(&handover, "handover", false, "Move the class's ranges out of the other IPAddressPools into the class's own pool, once its Services are imported.")
-	fs.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "How long to wait for address-controller and metallb-iad to act.")
-	fs.StringVar(&opts.PlaceholderNamespace, "placeholder-namespace", "metallb-iad-system", "metallb-iad's placeholder namespace.")
-	fs.StringVar(&opts.MetalLBNamespace, "metallb-namespace", "metallb-system", "Namespace where MetalLB reads its configuration.")
+	fs.BoolVar(&handover, "handover", false, "Move the class's ranges out of the allocator's other configuration into the class's own, once its Services are imported.")
+	fs.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "How long to wait for address-controller and "+name+" to act.")
+	fs.StringVar(&opts.PlaceholderNamespace, "placeholder-namespace", name+"-system", name+"'s placeholder namespace.")
+	if bind != nil {
+		bind(fs)
+	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -87,6 +110,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	case fs.NArg() > 0:
 		_, _ = fmt.Fprintf(stderr, "unexpected arguments: %v\n", fs.Args())
+		return 2
+	}
+	b := backend()
+	if err := capable(b, name, handover); err != nil {
+		_, _ = fmt.Fprintln(stderr, err)
 		return 2
 	}
 	opts.Mode = ModeImport
@@ -119,7 +147,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintf(stderr, "creating a client: %v\n", err)
 		return 1
 	}
-	if err := Run(ctx, c, opts, stdout); err != nil {
+	if err := Run(ctx, c, b, opts, stdout); err != nil {
 		_, _ = fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
 	}
@@ -130,18 +158,37 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // output says which. Running it again resumes.
 var ErrIncomplete = errors.New("not everything was done; run the same command again to resume")
 
-// Run carries out one run with client c, writing its report to out.
-func Run(ctx context.Context, c client.Client, opts Options, out io.Writer) error {
+// capable says what b cannot do of what a run asks, if anything.
+func capable(b driver.Backend, name string, handover bool) error {
+	imp, ok := b.(driver.Importer)
+	switch {
+	case !ok:
+		return fmt.Errorf("%s cannot import: its backend has no import capability (driver.Importer)", name)
+	case handover:
+		if _, ok := imp.(driver.Handoverer); !ok {
+			return fmt.Errorf("%s cannot hand over: its backend has no handover capability (driver.Handoverer)", name)
+		}
+	}
+	return nil
+}
+
+// Run carries out one run for the driver whose backend is b, with client
+// c, writing its report to out.
+func Run(ctx context.Context, c client.Client, b driver.Backend, opts Options, out io.Writer) error {
 	if opts.Timeout == 0 {
 		opts.Timeout = 2 * time.Minute
 	}
+	if err := capable(b, opts.Driver, opts.Mode == ModeHandover); err != nil {
+		return err
+	}
+	d := importing{Backend: b, Importer: b.(driver.Importer), name: opts.Driver}
 	switch opts.Mode {
 	case ModeUndo:
-		return runUndo(ctx, c, opts, out)
+		return runUndo(ctx, c, d, opts, out)
 	case ModeHandover:
-		return runHandover(ctx, c, opts, out)
+		return runHandover(ctx, c, d, opts, out)
 	}
-	o, err := observe(ctx, c, opts.Scope)
+	o, err := observe(ctx, c, opts.Scope, d)
 	if err != nil {
 		return err
 	}
@@ -152,13 +199,13 @@ func Run(ctx context.Context, c client.Client, opts Options, out io.Writer) erro
 		return nil
 	}
 	_, _ = fmt.Fprintln(out)
-	if printOutcomes(out, apply(ctx, c, o, plan, opts.Timeout)) > 0 {
+	if printOutcomes(out, apply(ctx, c, d, o, plan, opts.Timeout)) > 0 {
 		return ErrIncomplete
 	}
 	return nil
 }
 
-func runUndo(ctx context.Context, c client.Client, opts Options, out io.Writer) error {
+func runUndo(ctx context.Context, c client.Client, d importing, opts Options, out io.Writer) error {
 	undos, err := planUndo(ctx, c, opts.Scope)
 	if err != nil {
 		return err
@@ -167,7 +214,7 @@ func runUndo(ctx context.Context, c client.Client, opts Options, out io.Writer) 
 	if opts.Apply {
 		for _, u := range undos {
 			if u.Reason == "" {
-				results[u.Namespace+"/"+u.Claim] = undo(ctx, c, u, opts.Timeout)
+				results[u.Namespace+"/"+u.Claim] = undo(ctx, c, u, d.ImportPin(), opts.Timeout)
 			}
 		}
 	}
@@ -181,14 +228,14 @@ func runUndo(ctx context.Context, c client.Client, opts Options, out io.Writer) 
 	return nil
 }
 
-func runHandover(ctx context.Context, c client.Client, opts Options, out io.Writer) error {
+func runHandover(ctx context.Context, c client.Client, d importing, opts Options, out io.Writer) error {
 	whole := opts.Scope
 	whole.Namespaces, whole.Selector = nil, nil
-	o, err := observe(ctx, c, whole)
+	o, err := observe(ctx, c, whole, d)
 	if err != nil {
 		return err
 	}
-	h, err := planHandover(ctx, c, o, MakePlan(o.inv), opts.MetalLBNamespace)
+	h, err := planHandover(ctx, c, d.Importer.(driver.Handoverer), o, MakePlan(o.inv))
 	if err != nil {
 		return err
 	}
@@ -197,7 +244,7 @@ func runHandover(ctx context.Context, c client.Client, opts Options, out io.Writ
 		_, _ = fmt.Fprintln(out, "dry run: nothing was changed; run again with --apply to hand over")
 		return nil
 	}
-	if err := handover(ctx, c, h, opts.Class, opts.Timeout); err != nil {
+	if err := handover(ctx, c, h, opts.Class, opts.Driver, opts.Timeout); err != nil {
 		return err
 	}
 	_, _ = fmt.Fprintf(out, "handed over: IPAddressClass %s is Rendered\n", opts.Class)

@@ -26,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-	"github.com/cozystack/address-controller/internal/driver/metallb"
 	"github.com/cozystack/address-controller/internal/ipaddr"
 )
 
@@ -36,14 +35,15 @@ type Service struct {
 	UID             types.UID
 	Type            corev1.ServiceType
 	Deleting        bool
-	// Placeholder: a placeholder Service of metallb-iad (in its namespace,
+	// Placeholder: a placeholder Service of the driver (in its namespace,
 	// with its label).
 	Placeholder bool
 	// Families are spec.ipFamilies.
 	Families []v1alpha1.IPFamily
 	// Ingress are the addresses the load balancer reports, IPv4 first.
 	Ingress []netip.Addr
-	// Pin is the hand-written or imported MetalLB pin, if any.
+	// Pin is the hand-written or imported pin, if any, as the backend reads
+	// it.
 	Pin []netip.Addr
 	// Claim is the claim the Service's annotation names.
 	Claim string
@@ -70,10 +70,12 @@ type Claim struct {
 // Inventory is everything a plan is computed from.
 type Inventory struct {
 	Class string
-	// Ranges and AvoidBuggyIPs are the class's parameters: the addresses its
-	// pool will hold.
-	Ranges        []ipaddr.Range
-	AvoidBuggyIPs bool
+	// Driver names the driver, for its placeholders.
+	Driver string
+	// Ranges are the class's ranges, and Refuses says why the allocator
+	// never gives an address in them ("" when it may); nil refuses none.
+	Ranges  []ipaddr.Range
+	Refuses func(netip.Addr) string
 	// Services are those in scope, in any order.
 	Services []Service
 	// Holders lists, for each address, every Service in the cluster (in
@@ -155,34 +157,34 @@ func (inv Inventory) inRanges(ip netip.Addr) bool {
 	return slices.ContainsFunc(inv.Ranges, func(r ipaddr.Range) bool { return r.Contains(ip) })
 }
 
-// usable: MetalLB would place ip in the class's pool.
-func (inv Inventory) usable(ip netip.Addr) bool {
-	if inv.AvoidBuggyIPs && ip.Is4() {
-		if last := ip.As4()[3]; last == 0 || last == 255 {
-			return false
+// refusal says why the allocator would not give ip in the class, or "".
+func (inv Inventory) refusal(ip netip.Addr) string {
+	if !inv.inRanges(ip) {
+		return fmt.Sprintf("address %s is outside class %s", ip, inv.Class)
+	}
+	if inv.Refuses != nil {
+		if why := inv.Refuses(ip); why != "" {
+			return fmt.Sprintf("address %s %s", ip, why)
 		}
 	}
-	return inv.inRanges(ip)
+	return ""
 }
 
 // skipReason says why s cannot be imported, or "".
 func (inv Inventory) skipReason(s Service) string {
 	switch {
 	case s.Placeholder:
-		return "a placeholder of metallb-iad"
+		return "a placeholder of " + inv.Driver
 	case s.Type != corev1.ServiceTypeLoadBalancer:
 		return fmt.Sprintf("type %s, not LoadBalancer", s.Type)
 	case s.Deleting:
 		return "being deleted"
 	case len(s.Ingress) == 0:
-		return fmt.Sprintf("pinned to %s, but MetalLB reports no address for it", joinIPs(s.Pin))
+		return fmt.Sprintf("pinned to %s, but its load balancer reports no address for it", joinIPs(s.Pin))
 	}
 	for _, ip := range s.Ingress {
-		if !inv.inRanges(ip) {
-			return fmt.Sprintf("address %s is outside class %s", ip, inv.Class)
-		}
-		if !inv.usable(ip) {
-			return fmt.Sprintf("address %s ends in .0 or .255, which class %s avoids (avoidBuggyIPs)", ip, inv.Class)
+		if why := inv.refusal(ip); why != "" {
+			return why
 		}
 	}
 	if s.Claim != "" {
@@ -193,7 +195,7 @@ func (inv Inventory) skipReason(s Service) string {
 	for _, ip := range s.Ingress {
 		for _, h := range inv.Holders[ip] {
 			if h != s.Key() {
-				return fmt.Sprintf("shares %s with Service %s (allow-shared-ip); a claim's address goes to one Service", ip, h)
+				return fmt.Sprintf("shares %s with Service %s; a claim's address goes to one Service", ip, h)
 			}
 		}
 		if l, ok := inv.Ledger[ip]; ok && l.ImportedFor != s.UID {
@@ -329,8 +331,9 @@ func joinIPs(ips []netip.Addr) string {
 	return strings.Join(s, ",")
 }
 
-// ServiceOf reads s as planning does; placeholderNamespace is metallb-iad's.
-func ServiceOf(s *corev1.Service, placeholderNamespace string) Service {
+// serviceOf reads s as planning does: placeholders are those of the
+// driver's namespace, and pins are read by the backend.
+func serviceOf(s *corev1.Service, placeholderNamespace string, d importing) Service {
 	out := Service{Namespace: s.Namespace, Name: s.Name, UID: s.UID, Type: s.Spec.Type, Deleting: s.DeletionTimestamp != nil,
 		Placeholder: s.Namespace == placeholderNamespace && s.Labels[v1alpha1.LabelPlaceholder] != "",
 		Claim:       s.Annotations[v1alpha1.AnnotationIPAddressClaim]}
@@ -341,19 +344,13 @@ func ServiceOf(s *corev1.Service, placeholderNamespace string) Service {
 			out.Families = append(out.Families, v1alpha1.IPv4)
 		}
 	}
-	out.Ingress = ingressOf(s)
-	pin := s.Annotations[metallb.AnnotationLoadBalancerIPs]
-	if pin == "" {
-		pin = s.Annotations[metallb.AnnotationLegacyLoadBalancerIPs]
-	}
-	if pin == "" {
-		pin = s.Spec.LoadBalancerIP //nolint:staticcheck // MetalLB still honours it
-	}
-	out.Pin = parseIPs(pin)
+	out.Ingress = IngressOf(s)
+	out.Pin, _ = d.PinnedTo(s)
 	return out
 }
 
-func ingressOf(s *corev1.Service) []netip.Addr {
+// IngressOf are the addresses s's load balancer reports, IPv4 first.
+func IngressOf(s *corev1.Service) []netip.Addr {
 	var out []netip.Addr
 	for _, in := range s.Status.LoadBalancer.Ingress {
 		if ip, err := netip.ParseAddr(in.IP); err == nil {
@@ -361,14 +358,4 @@ func ingressOf(s *corev1.Service) []netip.Addr {
 		}
 	}
 	return sorted(out)
-}
-
-func parseIPs(value string) []netip.Addr {
-	var out []netip.Addr
-	for s := range strings.SplitSeq(value, ",") {
-		if ip, err := netip.ParseAddr(strings.TrimSpace(s)); err == nil {
-			out = append(out, ip)
-		}
-	}
-	return out
 }

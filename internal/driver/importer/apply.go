@@ -32,7 +32,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-	"github.com/cozystack/address-controller/internal/driver/metallb"
 	"github.com/cozystack/address-controller/internal/ipaddr"
 )
 
@@ -47,18 +46,18 @@ type Outcome struct {
 }
 
 // apply carries out the plan's imports. For each Service, in this order:
-// the claim; then, in one patch, MetalLB's pin on the addresses the Service
-// already has (unless it is pinned already) and the claim annotation; then
-// the IPAddresses pre-bound to the claim. The pin is what MetalLB already
-// does, so it changes nothing for MetalLB; the annotation comes before the
-// addresses so that once the core binds an address, the Service holding it
-// already names its claim (otherwise it would be a conflict until the
-// annotation came). Then it waits for every claim to be Bound. Each step
+// the claim; then, in one patch, the backend's pin on the addresses the
+// Service already has (unless it is pinned already) and the claim
+// annotation; then the IPAddresses pre-bound to the claim. The pin is what
+// the allocator already does, so it changes nothing there; the annotation
+// comes before the addresses so that once the core binds an address, the
+// Service holding it already names its claim (otherwise it would be a
+// conflict until the annotation came). Then it waits for every claim to be Bound. Each step
 // checks before it writes, so a rerun after a crash finishes the job.
-func apply(ctx context.Context, c client.Client, o *observed, plan Plan, timeout time.Duration) []Outcome {
+func apply(ctx context.Context, c client.Client, d importing, o *observed, plan Plan, timeout time.Duration) []Outcome {
 	outcomes := make([]Outcome, 0, len(plan.Imports))
 	for _, im := range plan.Imports {
-		outcomes = append(outcomes, Outcome{Import: im, Err: begin(ctx, c, o.class, im)})
+		outcomes = append(outcomes, Outcome{Import: im, Err: begin(ctx, c, d, o.class, im)})
 	}
 	deadline, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -71,7 +70,7 @@ func apply(ctx context.Context, c client.Client, o *observed, plan Plan, timeout
 }
 
 // begin writes what one import needs, skipping what exists.
-func begin(ctx context.Context, c client.Client, class *v1alpha1.IPAddressClass, im Import) error {
+func begin(ctx context.Context, c client.Client, d importing, class *v1alpha1.IPAddressClass, im Import) error {
 	s := im.Service
 	if err := ensureClaim(ctx, c, class, im); err != nil {
 		return err
@@ -81,7 +80,7 @@ func begin(ctx context.Context, c client.Client, class *v1alpha1.IPAddressClass,
 		if err := c.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.Name}, svc); err != nil {
 			return err
 		}
-		now := ServiceOf(svc, "")
+		now := serviceOf(svc, "", d)
 		switch {
 		case svc.UID != s.UID:
 			return fmt.Errorf("Service %s was re-created since it was read", s.Key())
@@ -95,7 +94,7 @@ func begin(ctx context.Context, c client.Client, class *v1alpha1.IPAddressClass,
 		orig := svc.DeepCopy()
 		metav1.SetMetaDataAnnotation(&svc.ObjectMeta, v1alpha1.AnnotationIPAddressClaim, im.Claim)
 		if len(now.Pin) == 0 {
-			metav1.SetMetaDataAnnotation(&svc.ObjectMeta, metallb.AnnotationLoadBalancerIPs, joinIPs(im.Addresses))
+			metav1.SetMetaDataAnnotation(&svc.ObjectMeta, d.ImportPin(), joinIPs(im.Addresses))
 			metav1.SetMetaDataAnnotation(&svc.ObjectMeta, v1alpha1.AnnotationImportedPin, joinIPs(im.Addresses))
 		}
 		return c.Patch(ctx, svc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))

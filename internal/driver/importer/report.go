@@ -91,21 +91,15 @@ func printUndo(w io.Writer, undos []Undo, results map[string]error) (failed int)
 
 // printHandover writes what the handover changes.
 func printHandover(w io.Writer, h *Handover, class string) {
-	if h.Create {
-		_, _ = fmt.Fprintf(w, "create IPAddressPool and advertisement iad-%s (as metallb-iad renders them)\n", class)
+	steps := h.Steps()
+	for _, step := range steps {
+		_, _ = fmt.Fprintln(w, step)
 	}
-	for _, s := range h.Shrinks {
-		if len(s.Remaining) == 0 {
-			_, _ = fmt.Fprintf(w, "delete IPAddressPool %s (%s): all of it moves to class %s\n", s.Pool, strings.Join(s.Before, ","), class)
-		} else {
-			_, _ = fmt.Fprintf(w, "shrink IPAddressPool %s from %s to %s\n", s.Pool, strings.Join(s.Before, ","), strings.Join(s.Remaining, ","))
-		}
-	}
-	if !h.Create && len(h.Shrinks) == 0 {
-		_, _ = fmt.Fprintf(w, "no other IPAddressPool overlaps class %s: nothing to hand over\n", class)
+	if len(steps) == 0 {
+		_, _ = fmt.Fprintf(w, "nothing else overlaps class %s: nothing to hand over\n", class)
 	}
 	for _, u := range h.Unimported {
-		_, _ = fmt.Fprintf(w, "warning: moves into the class's pool without a claim: %s\n", u)
+		_, _ = fmt.Fprintf(w, "warning: moves into the class without a claim: %s\n", u)
 	}
 	for _, b := range h.Blockers {
 		_, _ = fmt.Fprintf(w, "blocked: %s\n", b)

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package importer
+package importtest
 
 import (
 	"bytes"
@@ -35,10 +35,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
+	"github.com/cozystack/address-controller/internal/driver/importer"
+	"github.com/cozystack/address-controller/internal/driver/metallb"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/ipaddr"
 	b "github.com/cozystack/address-controller/test/builder"
-	"github.com/cozystack/address-controller/test/cluster"
 )
 
 // TestImportKeepsEveryAddress is issue 16's story: an auto-assigned pool of
@@ -130,12 +132,12 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	}
 	importStart := settle(g, nsA)
 	watcher := watchIngress(t, g, pick(start, importable))
-	opts := Options{Scope: Scope{Class: class, Namespaces: []string{nsA, nsB, placeholderNS},
-		PlaceholderNamespace: placeholderNS, MetalLBNamespace: cluster.MetalLBNamespace}, Mode: ModeImport, Timeout: timeout}
+	opts := importer.Options{Driver: "metallb-iad", Scope: importer.Scope{Class: class, Namespaces: []string{nsA, nsB, placeholderNS},
+		PlaceholderNamespace: placeholderNS}, Mode: importer.ModeImport, Timeout: timeout}
 
 	// The dry run.
 	var out bytes.Buffer
-	g.Expect(Run(ctx, k8s, opts, &out)).To(Succeed())
+	g.Expect(importer.Run(ctx, k8s, backend, opts, &out)).To(Succeed())
 	table := out.String()
 	t.Log("\n" + table)
 	for _, key := range importable {
@@ -187,13 +189,13 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	})
 	opts.Apply = true
 	out.Reset()
-	g.Expect(Run(ctx, crashing, opts, &out)).To(MatchError(ErrIncomplete))
+	g.Expect(importer.Run(ctx, crashing, backend, opts, &out)).To(MatchError(importer.ErrIncomplete))
 	t.Log("\n" + out.String())
 	g.Expect(out.String()).To(ContainSubstring("injected crash"))
 	// ...and run again: it resumes and finishes, without duplicates.
 	out.Reset()
 	began := time.Now()
-	err := Run(ctx, k8s, opts, &out)
+	err := importer.Run(ctx, k8s, backend, opts, &out)
 	t.Logf("resumed in %v:\n%s", time.Since(began), out.String())
 	if err != nil {
 		for _, key := range importable {
@@ -241,12 +243,12 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	}
 	// A rerun has nothing left to do.
 	out.Reset()
-	g.Expect(Run(ctx, k8s, Options{Scope: opts.Scope, Mode: ModeImport}, &out)).To(Succeed())
+	g.Expect(importer.Run(ctx, k8s, backend, importer.Options{Driver: "metallb-iad", Scope: opts.Scope, Mode: importer.ModeImport}, &out)).To(Succeed())
 	g.Expect(out.String()).To(ContainSubstring(fmt.Sprintf("class %s: 0 to import, 27 imported already, 6 skipped", class)))
 
 	// The handover: the class's pool first, then the legacy pool shrinks.
 	out.Reset()
-	g.Expect(Run(ctx, k8s, Options{Scope: opts.Scope, Mode: ModeHandover, Apply: true, Timeout: timeout}, &out)).To(Succeed())
+	g.Expect(importer.Run(ctx, k8s, backend, importer.Options{Driver: "metallb-iad", Scope: opts.Scope, Mode: importer.ModeHandover, Apply: true, Timeout: timeout}, &out)).To(Succeed())
 	t.Log("\n" + out.String())
 	g.Expect(poolAddresses(g, legacy)()).To(Equal([]string{far + "0/30"}))
 	g.Expect(poolAddresses(g, params.PoolName(class))()).To(Equal(classRanges))
@@ -308,21 +310,21 @@ func TestImportUndoRestores(t *testing.T) {
 	importStart := settle(g, ns)
 	want := map[string]string{}
 	for _, name := range names[:4] {
-		want[ns+"/"+name] = joinIPs(ServiceOf(before[name], "").Ingress)
+		want[ns+"/"+name] = ingress(before[name])
 	}
 	watcher := watchIngress(t, g, want)
 
 	// The command itself, with the admin's kubeconfig: the dry run.
 	var stdout, stderr bytes.Buffer
-	g.Expect(Main(ctx, []string{"--kubeconfig", testCluster.Kubeconfig, "--class", class, "--namespace", ns,
+	var flags metallb.Options
+	g.Expect(importer.Main(ctx, "metallb-iad", flags.BindImportFlags, func() driver.Backend { return metallb.ForImport(flags) }, []string{"--kubeconfig", testCluster.Kubeconfig, "--class", class, "--namespace", ns,
 		"--placeholder-namespace", placeholderNS}, &stdout, &stderr)).To(Equal(0), stderr.String())
 	g.Expect(stdout.String()).To(ContainSubstring(fmt.Sprintf("class %s: 5 to import, 0 imported already, 0 skipped", class)))
 	g.Expect(importedClaims(g, ns)).To(BeEmpty())
 
-	opts := Options{Scope: Scope{Class: class, Namespaces: []string{ns}, PlaceholderNamespace: placeholderNS,
-		MetalLBNamespace: cluster.MetalLBNamespace}, Mode: ModeImport, Apply: true, Timeout: timeout}
+	opts := importer.Options{Driver: "metallb-iad", Scope: importer.Scope{Class: class, Namespaces: []string{ns}, PlaceholderNamespace: placeholderNS}, Mode: importer.ModeImport, Apply: true, Timeout: timeout}
 	var out bytes.Buffer
-	g.Expect(Run(ctx, k8s, opts, &out)).To(Succeed())
+	g.Expect(importer.Run(ctx, k8s, backend, opts, &out)).To(Succeed())
 	t.Log("\n" + out.String())
 	g.Expect(importedClaims(g, ns)).To(HaveLen(5))
 	// Something uses one import: its Service goes, and the claim holds the
@@ -330,10 +332,10 @@ func TestImportUndoRestores(t *testing.T) {
 	g.Expect(k8s.Delete(ctx, kit.Service(g, ns, "used"))).To(Succeed())
 	g.Eventually(kit.Gone(before["used"]), timeout, tick).Should(BeTrue())
 
-	opts.Mode = ModeUndo
+	opts.Mode = importer.ModeUndo
 	opts.Apply = false
 	out.Reset()
-	g.Expect(Run(ctx, k8s, opts, &out)).To(Succeed())
+	g.Expect(importer.Run(ctx, k8s, backend, opts, &out)).To(Succeed())
 	t.Log("\n" + out.String())
 	g.Expect(lineOf(out.String(), ns+"/used")).To(ContainSubstring("keep: Service used is gone"))
 	g.Expect(lineOf(out.String(), ns+"/web")).To(ContainSubstring("remove"))
@@ -341,7 +343,7 @@ func TestImportUndoRestores(t *testing.T) {
 
 	opts.Apply = true
 	out.Reset()
-	g.Expect(Run(ctx, k8s, opts, &out)).To(Succeed())
+	g.Expect(importer.Run(ctx, k8s, backend, opts, &out)).To(Succeed())
 	t.Log("\n" + out.String())
 	g.Expect(importedClaims(g, ns)).To(And(HaveLen(1), HaveKey(ns+"/used")))
 	addresses := &v1alpha1.IPAddressList{}

@@ -14,10 +14,16 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package importer is `metallb-iad import`: it brings addresses MetalLB
-// already gave plain Services under claims, without any Service changing its
-// address, undoes such an import, and hands the admin's overlapping
-// IPAddressPool over to the class's own.
+// Package importer is `<driver> import`, part of the driver framework: it
+// brings addresses an allocator already gave plain Services under claims,
+// without any Service changing its address, undoes such an import, and
+// hands the allocator's overlapping configuration over to the class.
+//
+// What it needs of the allocator comes from the driver's backend through
+// two optional capabilities, found by type assertion: driver.Importer (the
+// class's ranges, and the annotation that pins a Service) and
+// driver.Handoverer (moving the ranges out of an admin's own pools). The
+// MetalLB backend has both; a backend with neither cannot import.
 //
 // It runs as a command with the admin's credentials, not inside the driver:
 // it creates what an admin would by hand (claims, pre-bound IPAddresses,

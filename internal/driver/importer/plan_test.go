@@ -46,7 +46,7 @@ func lb(ns, name string, addrs ...string) Service {
 }
 
 func inventory(services ...Service) Inventory {
-	inv := Inventory{Class: "public", Holders: map[netip.Addr][]string{}, Ledger: map[netip.Addr]Ledgered{}, Claims: map[string]Claim{},
+	inv := Inventory{Class: "public", Driver: "example-iad", Holders: map[netip.Addr][]string{}, Ledger: map[netip.Addr]Ledgered{}, Claims: map[string]Claim{},
 		Ranges: []ipaddr.Range{mustRange("10.0.0.0/24"), mustRange("fd00::/120")}, Services: services}
 	for _, s := range services {
 		for _, ip := range s.Ingress {
@@ -78,25 +78,31 @@ func TestMakePlanSkipReasons(t *testing.T) {
 		{name: "pinned by hand to what it holds", service: with(lb("a", "web", "10.0.0.7"), func(s *Service) { s.Pin = ips("10.0.0.7") })},
 		{name: "outside the class", service: lb("a", "web", "192.0.2.7"), reason: "address 192.0.2.7 is outside class public"},
 		{name: "dual-stack half outside", service: lb("a", "web", "10.0.0.7", "2001:db8::7"), reason: "address 2001:db8::7 is outside class public"},
-		{name: "buggy IP the class avoids", service: lb("a", "web", "10.0.0.255"), setup: func(inv *Inventory) { inv.AvoidBuggyIPs = true },
-			reason: "ends in .0 or .255"},
+		{name: "an address the allocator never gives", service: lb("a", "web", "10.0.0.255"), setup: func(inv *Inventory) {
+			inv.Refuses = func(ip netip.Addr) string {
+				if ip == netip.MustParseAddr("10.0.0.255") {
+					return "is the broadcast address"
+				}
+				return ""
+			}
+		}, reason: "address 10.0.0.255 is the broadcast address"},
 		{name: "sharing an address", service: lb("a", "web", "10.0.0.7"),
 			setup:  func(inv *Inventory) { inv.Holders[netip.MustParseAddr("10.0.0.7")] = []string{"a/web", "b/dns"} },
-			reason: "shares 10.0.0.7 with Service b/dns (allow-shared-ip)"},
+			reason: "shares 10.0.0.7 with Service b/dns; a claim's address goes to one Service"},
 		{name: "in the ledger for another claim", service: with(lb("a", "web", "10.0.0.7"), func(s *Service) { s.Pin = ips("10.0.0.7") }),
 			setup: func(inv *Inventory) {
 				inv.Ledger[netip.MustParseAddr("10.0.0.7")] = Ledgered{Name: "ip-10-0-0-7", Claim: "b/db"}
 			},
 			reason: "10.0.0.7 is in the ledger already: IPAddress ip-10-0-0-7, bound to IPAddressClaim b/db"},
-		{name: "placeholder", service: with(lb("metallb-iad-system", "hold-ip-10-0-0-7", "10.0.0.7"), func(s *Service) { s.Placeholder = true }),
-			reason: "a placeholder of metallb-iad"},
-		{name: "placeholder outside the class is not listed", service: with(lb("metallb-iad-system", "hold-x", "192.0.2.7"), func(s *Service) { s.Placeholder = true }),
+		{name: "placeholder", service: with(lb("example-iad-system", "hold-ip-10-0-0-7", "10.0.0.7"), func(s *Service) { s.Placeholder = true }),
+			reason: "a placeholder of example-iad"},
+		{name: "placeholder outside the class is not listed", service: with(lb("example-iad-system", "hold-x", "192.0.2.7"), func(s *Service) { s.Placeholder = true }),
 			reason: "-"},
 		{name: "ClusterIP pinned into the class", service: Service{Namespace: "a", Name: "web", Type: corev1.ServiceTypeClusterIP, Pin: ips("10.0.0.7")},
 			reason: "type ClusterIP, not LoadBalancer"},
 		{name: "ClusterIP elsewhere is not listed", service: Service{Namespace: "a", Name: "web", Type: corev1.ServiceTypeClusterIP}, reason: "-"},
 		{name: "pinned, nothing assigned", service: with(lb("a", "web"), func(s *Service) { s.Pin = ips("10.0.0.7") }),
-			reason: "MetalLB reports no address"},
+			reason: "its load balancer reports no address"},
 		{name: "being deleted", service: with(lb("a", "web", "10.0.0.7"), func(s *Service) { s.Deleting = true }), reason: "being deleted"},
 		{name: "names a claim already", service: with(lb("a", "web", "10.0.0.7"), func(s *Service) { s.Claim = "mine" }),
 			setup:  func(inv *Inventory) { inv.Claims["a/mine"] = Claim{} },

@@ -30,7 +30,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-	"github.com/cozystack/address-controller/internal/driver/metallb"
 )
 
 // Undo is one import to take back, or the reason it stays.
@@ -108,7 +107,7 @@ func undoRefusal(claim *v1alpha1.IPAddressClaim, svc *corev1.Service, exists boo
 			return fmt.Sprintf("IPAddress %s is carried by %s %s/%s", a.Name, w.Kind, w.Namespace, w.Name)
 		}
 	}
-	have := ServiceOf(svc, "").Ingress
+	have := IngressOf(svc)
 	var got []string
 	for _, ip := range have {
 		got = append(got, ip.String())
@@ -123,11 +122,11 @@ func undoRefusal(claim *v1alpha1.IPAddressClaim, svc *corev1.Service, exists boo
 
 // undo takes one import back: the IPAddresses first (they stay, deleting,
 // while the claim protects them), then the claim, and once both are gone
-// the Service's annotation and the pin the import wrote. The Service keeps
-// its hand-written pin until the ledger no longer records its addresses,
-// so at no moment is it a conflict, and MetalLB keeps the address it has
-// when a pin goes.
-func undo(ctx context.Context, c client.Client, u Undo, timeout time.Duration) error {
+// the Service's annotation and the pin the import wrote (annotation pin).
+// The Service keeps that pin until the ledger no longer records its
+// addresses, so at no moment is it a conflict; the allocator keeps the
+// address it has when a pin goes.
+func undo(ctx context.Context, c client.Client, u Undo, pin string, timeout time.Duration) error {
 	for _, a := range u.addresses {
 		if err := c.Delete(ctx, a, client.Preconditions{UID: &a.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
 			return err
@@ -163,9 +162,9 @@ func undo(ctx context.Context, c client.Client, u Undo, timeout time.Duration) e
 		if svc.Annotations[v1alpha1.AnnotationIPAddressClaim] == u.Claim {
 			delete(svc.Annotations, v1alpha1.AnnotationIPAddressClaim)
 		}
-		if pin, ok := svc.Annotations[v1alpha1.AnnotationImportedPin]; ok {
-			if svc.Annotations[metallb.AnnotationLoadBalancerIPs] == pin {
-				delete(svc.Annotations, metallb.AnnotationLoadBalancerIPs)
+		if imported, ok := svc.Annotations[v1alpha1.AnnotationImportedPin]; ok {
+			if svc.Annotations[pin] == imported {
+				delete(svc.Annotations, pin)
 			}
 			delete(svc.Annotations, v1alpha1.AnnotationImportedPin)
 		}
