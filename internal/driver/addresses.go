@@ -244,7 +244,12 @@ func (r *AddressReconciler) carrier(ctx context.Context, a *v1alpha1.IPAddress, 
 }
 
 // wrongfulHolders are the Services whose load balancer reports the address
-// without their being entitled to it.
+// without their being entitled to it. A Service the cache accuses is read
+// again from the API server before it is named: the Services' cache may lag
+// behind the addresses' (separate watches), and the pass that ends an
+// association marks the Service as letting go before it clears
+// associatedTo, so a pass woken by the cleared association can see the
+// Service as it was before the mark.
 func (r *AddressReconciler) wrongfulHolders(ctx context.Context, a *v1alpha1.IPAddress, bindingLive bool) ([]*corev1.Service, error) {
 	list := &corev1.ServiceList{}
 	if err := r.List(ctx, list, client.MatchingFields{indexServiceByIngressIP: a.Spec.Address}); err != nil {
@@ -253,7 +258,14 @@ func (r *AddressReconciler) wrongfulHolders(ctx context.Context, a *v1alpha1.IPA
 	var out []*corev1.Service
 	for i := range list.Items {
 		if s := &list.Items[i]; !entitled(r.backend, s, a, bindingLive) {
-			out = append(out, s)
+			now := &corev1.Service{}
+			err := r.live.Get(ctx, client.ObjectKeyFromObject(s), now)
+			if client.IgnoreNotFound(err) != nil {
+				return nil, err
+			}
+			if err == nil && slices.Contains(ingressIPs(now), a.Spec.Address) && !entitled(r.backend, now, a, bindingLive) {
+				out = append(out, now)
+			}
 		}
 	}
 	return out, nil

@@ -36,6 +36,8 @@ import (
 // base is what the driver's reconcilers share.
 type base struct {
 	client.Client
+	// live reads from the API server, past the cache.
+	live        client.Reader
 	backend     Backend
 	provisioner string
 	recorder    recorder.EventRecorder

@@ -65,7 +65,7 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 	default:
 		return fmt.Errorf("unknown handoff mode %q: want %s or %s", opts.Handoff, HandoffAuto, HandoffGap)
 	}
-	d := &base{Client: mgr.GetClient(), backend: backend, provisioner: name,
+	d := &base{Client: mgr.GetClient(), live: mgr.GetAPIReader(), backend: backend, provisioner: name,
 		recorder: mgr.GetEventRecorder(eventSource(name)), clock: clk, metrics: newMetrics(),
 		carrierFinalizer: v1alpha1.DriverCarrierFinalizer(name)}
 	if s, ok := backend.(Sharer); ok && opts.Handoff != HandoffGap {
