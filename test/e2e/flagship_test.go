@@ -63,7 +63,7 @@ spec: {className: flagship}
 		Eventually(func() []string { return holders(x) }, timeout, tick).Should(placeholderHolds)
 
 		By("Service A names the claim and gets X; the placeholder is gone")
-		apply(ctx, lbService(ns, "a", "web"))
+		apply(ctx, testkit.ClaimingServiceYAML(ns, "a", "web"))
 		Eventually(func() []string { return holders(x) }, timeout, tick).Should(Equal([]string{ns + "/a"}))
 
 		By("deleting A: a placeholder holds X again and the claim stays Bound")
@@ -73,10 +73,7 @@ spec: {className: flagship}
 		Expect(kit.StateOfClaim(Default, ns, "web")()).To(HaveField("Phase", v1alpha1.ClaimBound))
 
 		By("Service B names the claim and gets the same X")
-		apply(ctx, lbService(ns, "b", "web"))
+		apply(ctx, testkit.ClaimingServiceYAML(ns, "b", "web"))
 		Eventually(func() []string { return holders(x) }, timeout, tick).Should(Equal([]string{ns + "/b"}))
 	})
 })
-
-// lbService is a LoadBalancer Service naming a claim, as YAML.
-func lbService(ns, name, claim string) string { return testkit.ClaimingServiceYAML(ns, name, claim) }

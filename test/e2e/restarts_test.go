@@ -29,6 +29,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/test/e2e/harness"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
 var _ = Describe("Restarts", func() {
@@ -67,7 +68,7 @@ spec:
 
 		By("handoffs, interrupted by every component")
 		for i := range 6 {
-			apply(ctx, lbService(ns, fmt.Sprintf("s%d", i), fmt.Sprintf("c%d", i)))
+			apply(ctx, testkit.ClaimingServiceYAML(ns, fmt.Sprintf("s%d", i), fmt.Sprintf("c%d", i)))
 		}
 		restart(harness.Driver)
 		Expect(h.StopMetalLB(ctx)).To(Succeed())

@@ -50,7 +50,7 @@ apiVersion: local.sdn.cozystack.io/v1alpha1
 kind: IPAddressClaim
 metadata: {name: web, namespace: `+ns+`}
 spec: {className: `+class+`}
----`+lbService(ns, "web", "web"))
+---`+testkit.ClaimingServiceYAML(ns, "web", "web"))
 	Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	bound = kit.Claim(Default, ns, "web").Status.Addresses[0].Name
 	Eventually(func() []string { return ingressOf(ns, "web") }, timeout, tick).ShouldNot(BeEmpty())

@@ -117,7 +117,7 @@ spec: {className: wire}
 	It("answers on the address once Service A names the claim, and records how long that took", func(ctx SpecContext) {
 		Expect(bed.WriteEndpoints(ctx, wireNamespace, "a", web1.Endpoint(true))).To(Succeed())
 		created := time.Now()
-		apply(ctx, lbService(wireNamespace, "a", "web"))
+		apply(ctx, testkit.ClaimingServiceYAML(wireNamespace, "a", "web"))
 		probes := bed.ProbeSeries(ctx, x, wire.ProbeOptions{Interval: probeEvery, Duration: timeout,
 			Until: func(ps []wire.Probe) bool { _, ok := wire.FirstSuccessAfter(ps, created); return ok }})
 		first, ok := wire.FirstSuccessAfter(probes, created)
@@ -150,7 +150,7 @@ spec: {className: wire}
 		Expect(err).NotTo(HaveOccurred())
 		Expect(bed.DeleteEndpoints(ctx, wireNamespace, "a")).To(Succeed())
 		Expect(bed.WriteEndpoints(ctx, wireNamespace, "b", web2.Endpoint(true))).To(Succeed())
-		apply(ctx, lbService(wireNamespace, "b", "web"))
+		apply(ctx, testkit.ClaimingServiceYAML(wireNamespace, "b", "web"))
 
 		var probes []wire.Probe
 		Eventually(series, 2*time.Minute).Should(Receive(&probes))
@@ -372,7 +372,7 @@ spec: {className: wire}
 		Eventually(kit.StateOfClaim(Default, wireNamespace, "idle"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		y := netip.MustParseAddr(kit.Claim(Default, wireNamespace, "idle").Status.Addresses[0].Address)
 		Expect(bed.WriteEndpoints(ctx, wireNamespace, "idle", web1.Endpoint(false))).To(Succeed())
-		apply(ctx, lbService(wireNamespace, "idle", "idle"))
+		apply(ctx, testkit.ClaimingServiceYAML(wireNamespace, "idle", "idle"))
 		Eventually(func() []string { return holders(y.String()) }, timeout, tick).Should(Equal([]string{wireNamespace + "/idle"}))
 		Consistently(darkness(ctx, bed, y), 2*time.Second, 400*time.Millisecond).Should(Succeed())
 
@@ -399,7 +399,7 @@ spec: {className: wire-nowhere}
 		Eventually(kit.StateOfClaim(Default, wireNamespace, "nowhere"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		z := netip.MustParseAddr(kit.Claim(Default, wireNamespace, "nowhere").Status.Addresses[0].Address)
 		Expect(bed.WriteEndpoints(ctx, wireNamespace, "nowhere", web1.Endpoint(true))).To(Succeed())
-		apply(ctx, lbService(wireNamespace, "nowhere", "nowhere"))
+		apply(ctx, testkit.ClaimingServiceYAML(wireNamespace, "nowhere", "nowhere"))
 		Eventually(func() []string { return holders(z.String()) }, timeout, tick).Should(Equal([]string{wireNamespace + "/nowhere"}))
 		Consistently(darkness(ctx, bed, z), 2*time.Second, 400*time.Millisecond).Should(Succeed())
 		class := &v1alpha1.IPAddressClass{}
