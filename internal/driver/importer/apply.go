@@ -27,7 +27,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -54,7 +53,7 @@ type Outcome struct {
 // Service holding it already names its claim (otherwise it would be a
 // conflict until the annotation came). Then it waits for every claim to be Bound. Each step
 // checks before it writes, so a rerun after a crash finishes the job.
-func apply(ctx context.Context, c client.Client, d importing, o *observed, plan Plan, timeout time.Duration) []Outcome {
+func apply(ctx context.Context, c client.WithWatch, d importing, o *observed, plan Plan, timeout time.Duration) []Outcome {
 	outcomes := make([]Outcome, 0, len(plan.Imports))
 	for _, im := range plan.Imports {
 		outcomes = append(outcomes, Outcome{Import: im, Err: begin(ctx, c, d, o.class, im)})
@@ -170,7 +169,7 @@ var errNotBound = errors.New("not Bound in time")
 // awaitBound waits until the import's claim is Bound to exactly the
 // Service's addresses, then says whether the driver has recorded the
 // association yet.
-func awaitBound(ctx context.Context, c client.Client, im Import) (bool, error) {
+func awaitBound(ctx context.Context, c client.WithWatch, im Import) (bool, error) {
 	s := im.Service
 	want := make([]string, 0, len(im.Addresses))
 	for _, ip := range im.Addresses {
@@ -198,7 +197,7 @@ func awaitBound(ctx context.Context, c client.Client, im Import) (bool, error) {
 	}
 	done, err := check(context.WithoutCancel(ctx))
 	if err == nil && !done {
-		err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, false, check)
+		err = until(ctx, c, &v1alpha1.IPAddressClaimList{}, client.ObjectKey{Namespace: s.Namespace, Name: im.Claim}, check)
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -142,7 +142,7 @@ func Main(ctx context.Context, name string, bind func(*flag.FlagSet), backend fu
 		_, _ = fmt.Fprintf(stderr, "loading the kubeconfig: %v\n", err)
 		return 1
 	}
-	c, err := client.New(cfg, client.Options{Scheme: manager.NewScheme()})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: manager.NewScheme()})
 	if err != nil {
 		_, _ = fmt.Fprintf(stderr, "creating a client: %v\n", err)
 		return 1
@@ -174,7 +174,7 @@ func capable(b driver.Backend, name string, handover bool) error {
 
 // Run carries out one run for the driver whose backend is b, with client
 // c, writing its report to out.
-func Run(ctx context.Context, c client.Client, b driver.Backend, opts Options, out io.Writer) error {
+func Run(ctx context.Context, c client.WithWatch, b driver.Backend, opts Options, out io.Writer) error {
 	if opts.Timeout == 0 {
 		opts.Timeout = 2 * time.Minute
 	}
@@ -205,7 +205,7 @@ func Run(ctx context.Context, c client.Client, b driver.Backend, opts Options, o
 	return nil
 }
 
-func runUndo(ctx context.Context, c client.Client, d importing, opts Options, out io.Writer) error {
+func runUndo(ctx context.Context, c client.WithWatch, d importing, opts Options, out io.Writer) error {
 	undos, err := planUndo(ctx, c, opts.Scope)
 	if err != nil {
 		return err
@@ -228,7 +228,7 @@ func runUndo(ctx context.Context, c client.Client, d importing, opts Options, ou
 	return nil
 }
 
-func runHandover(ctx context.Context, c client.Client, d importing, opts Options, out io.Writer) error {
+func runHandover(ctx context.Context, c client.WithWatch, d importing, opts Options, out io.Writer) error {
 	whole := opts.Scope
 	whole.Namespaces, whole.Selector = nil, nil
 	o, err := observe(ctx, c, whole, d)

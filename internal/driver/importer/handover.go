@@ -23,7 +23,6 @@ import (
 	"slices"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
@@ -79,7 +78,7 @@ func planHandover(ctx context.Context, c client.Reader, h driver.Handoverer, o *
 
 // handover carries it out, unless it would take an address away, and waits
 // for the driver to render the class.
-func handover(ctx context.Context, c client.Client, h *Handover, className, driverName string, timeout time.Duration) error {
+func handover(ctx context.Context, c client.WithWatch, h *Handover, className, driverName string, timeout time.Duration) error {
 	if len(h.Blockers) > 0 {
 		return fmt.Errorf("the handover would take addresses away: %v", h.Blockers)
 	}
@@ -89,7 +88,7 @@ func handover(ctx context.Context, c client.Client, h *Handover, className, driv
 	deadline, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var reason string
-	err := wait.PollUntilContextCancel(deadline, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	err := until(deadline, c, &v1alpha1.IPAddressClassList{}, client.ObjectKey{Name: className}, func(ctx context.Context) (bool, error) {
 		class := &v1alpha1.IPAddressClass{}
 		if err := c.Get(ctx, client.ObjectKey{Name: className}, class); err != nil {
 			return false, err

@@ -25,7 +25,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -120,13 +119,25 @@ func undoRefusal(claim *v1alpha1.IPAddressClaim, svc *corev1.Service, exists boo
 	return ""
 }
 
+// awaitGone returns once obj (one of list's kind) no longer exists.
+func awaitGone(ctx context.Context, c client.WithWatch, obj client.Object, list client.ObjectList) error {
+	key := client.ObjectKeyFromObject(obj)
+	return until(ctx, c, list, key, func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, key, obj.DeepCopyObject().(client.Object))
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+}
+
 // undo takes one import back: the IPAddresses first (they stay, deleting,
 // while the claim protects them), then the claim, and once both are gone
 // the Service's annotation and the pin the import wrote (annotation pin).
 // The Service keeps that pin until the ledger no longer records its
 // addresses, so at no moment is it a conflict; the allocator keeps the
 // address it has when a pin goes.
-func undo(ctx context.Context, c client.Client, u Undo, pin string, timeout time.Duration) error {
+func undo(ctx context.Context, c client.WithWatch, u Undo, pin string, timeout time.Duration) error {
 	for _, a := range u.addresses {
 		if err := c.Delete(ctx, a, client.Preconditions{UID: &a.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
 			return err
@@ -135,21 +146,14 @@ func undo(ctx context.Context, c client.Client, u Undo, pin string, timeout time
 	if err := c.Delete(ctx, u.claim, client.Preconditions{UID: &u.claim.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
 		return err
 	}
-	gone := append([]client.Object{u.claim}, toObjects(u.addresses)...)
 	deadline, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := wait.PollUntilContextCancel(deadline, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		for _, o := range gone {
-			err := c.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object))
-			if client.IgnoreNotFound(err) != nil {
-				return false, err
-			}
-			if err == nil {
-				return false, nil
-			}
+	err := awaitGone(deadline, c, u.claim, &v1alpha1.IPAddressClaimList{})
+	for _, a := range u.addresses {
+		if err == nil {
+			err = awaitGone(deadline, c, a, &v1alpha1.IPAddressList{})
 		}
-		return true, nil
-	})
+	}
 	if err != nil {
 		return fmt.Errorf("waiting for IPAddressClaim %s/%s and its IPAddresses to go (is address-controller running?): %w", u.Namespace, u.Claim, err)
 	}
@@ -170,12 +174,4 @@ func undo(ctx context.Context, c client.Client, u Undo, pin string, timeout time
 		}
 		return c.Patch(ctx, svc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 	})
-}
-
-func toObjects(as []*v1alpha1.IPAddress) []client.Object {
-	out := make([]client.Object, 0, len(as))
-	for _, a := range as {
-		out = append(out, a)
-	}
-	return out
 }
