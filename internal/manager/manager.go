@@ -150,9 +150,14 @@ func (o *Options) New(cfg *rest.Config, scheme *runtime.Scheme, tune ...func(*ct
 
 // CacheDefaults makes the cache lean: managed fields are dropped before
 // objects are stored (they are most of a Service's bytes and no reconciler
-// reads them), and unstructured objects are cached like typed ones.
+// reads them), and unstructured objects are cached like typed ones. The
+// manager's client reads its own writes before the cache has them
+// (NewClientReadingOwnWrites).
 func CacheDefaults(opts *ctrl.Options) {
 	opts.Cache.DefaultTransform = cache.TransformStripManagedFields()
+	if opts.NewClient == nil {
+		opts.NewClient = NewClientReadingOwnWrites
+	}
 	if opts.Client.Cache == nil {
 		opts.Client.Cache = &client.CacheOptions{}
 	}
