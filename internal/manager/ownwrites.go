@@ -121,7 +121,9 @@ func (m *writeMemory) remember(replaced string, obj client.Object) {
 	if w, ok := m.byKey[k]; ok && w.obj.GetResourceVersion() == replaced && len(w.replaced) < chainKept {
 		chain = append(w.replaced, replaced)
 	}
-	m.byKey[k] = written{replaced: chain, obj: obj.DeepCopyObject().(client.Object), at: now}
+	kept := obj.DeepCopyObject().(client.Object)
+	kept.SetManagedFields(nil) // as the cache keeps objects (CacheDefaults)
+	m.byKey[k] = written{replaced: chain, obj: kept, at: now}
 	if now.Sub(m.swept) > ownWritesKept {
 		for k, w := range m.byKey {
 			if now.Sub(w.at) > ownWritesKept {
