@@ -203,7 +203,7 @@ bench: manifests control-plane capi-ipam ## Measure throughput, latency, API wri
 # scenario and anchor at 100 and 1,000 claims, one handoff mode, ten wire
 # rebuilds.
 .PHONY: bench-quick
-bench-quick: manifests control-plane capi-ipam ## Every scenario and anchor at N = 100 and 1,000, one handoff mode (20 minutes on a busy two-core machine).
+bench-quick: manifests control-plane capi-ipam ## Every scenario and anchor at N = 100 and 1,000, one handoff mode (14 to 20 minutes on two cores).
 	$(BENCH_ENV) go run ./test/bench -n 100,1000 -handoff auto -wire-rebuilds 10 -anchors \
 		-out $(BENCH_OUT) $(BENCH_ARGS)
 
