@@ -31,8 +31,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
-// ownWritesKept is how long a write is remembered at most: the cache has
-// caught up long before, unless its watch is broken.
+// ownWritesKept is how long a write is worth remembering: older ones are
+// dropped at the next write. The cache has caught up long before, unless
+// its watch is broken.
 const ownWritesKept = time.Minute
 
 // NewClientReadingOwnWrites is a controller-runtime NewClientFunc: the
