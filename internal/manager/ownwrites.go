@@ -101,11 +101,16 @@ type writeMemory struct {
 }
 
 func (m *writeMemory) keyOf(obj client.Object) (writeKey, bool) {
+	return m.keyFor(obj, client.ObjectKeyFromObject(obj))
+}
+
+// keyFor is the memory's key for the object named key, of obj's kind.
+func (m *writeMemory) keyFor(obj client.Object, key client.ObjectKey) (writeKey, bool) {
 	gvk, err := apiutil.GVKForObject(obj, m.scheme)
 	if err != nil {
 		return writeKey{}, false
 	}
-	return writeKey{gvk: gvk, key: client.ObjectKeyFromObject(obj)}, true
+	return writeKey{gvk: gvk, key: key}, true
 }
 
 // remember records that obj, read at replaced, is now what the API server
@@ -158,8 +163,9 @@ func (m *writeMemory) refresh(obj client.Object) {
 	}
 }
 
-func (m *writeMemory) forget(obj client.Object) {
-	if k, ok := m.keyOf(obj); ok {
+// forget drops what is remembered of the object named key, of obj's kind.
+func (m *writeMemory) forget(obj client.Object, key client.ObjectKey) {
+	if k, ok := m.keyFor(obj, key); ok {
 		m.mu.Lock()
 		delete(m.byKey, k)
 		m.mu.Unlock()
@@ -172,9 +178,7 @@ func (c *ownWrites) Get(ctx context.Context, key client.ObjectKey, obj client.Ob
 	case err == nil:
 		c.writes.refresh(obj)
 	case apierrors.IsNotFound(err):
-		obj.SetNamespace(key.Namespace)
-		obj.SetName(key.Name)
-		c.writes.forget(obj)
+		c.writes.forget(obj, key)
 	}
 	return err
 }
@@ -198,7 +202,7 @@ func (c *ownWrites) Update(ctx context.Context, obj client.Object, opts ...clien
 }
 
 func (c *ownWrites) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	c.writes.forget(obj)
+	c.writes.forget(obj, client.ObjectKeyFromObject(obj))
 	return c.Client.Delete(ctx, obj, opts...)
 }
 
