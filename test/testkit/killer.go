@@ -19,6 +19,7 @@ package testkit
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +32,7 @@ import (
 // write fails, as if the process had been killed right there.
 type Killer struct {
 	n       int
+	ignored []string
 	armed   atomic.Bool
 	mu      sync.Mutex
 	written []string
@@ -47,6 +49,11 @@ func (k *Killer) Config(cfg *rest.Config) *rest.Config {
 	return cfg
 }
 
+// Ignore lets writes whose path contains one of parts through uncounted:
+// writes of the process's own that are no step of what is tested (a
+// backend's liveness probes, say). Call it before Arm.
+func (k *Killer) Ignore(parts ...string) { k.ignored = append(k.ignored, parts...) }
+
 // Arm starts counting writes.
 func (k *Killer) Arm() { k.armed.Store(true) }
 
@@ -62,7 +69,7 @@ func (k *Killer) Written() []string {
 
 func (k *Killer) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		if req.Method == http.MethodGet || strings.Contains(req.URL.Path, "/events") || strings.Contains(req.URL.Path, "/leases") {
+		if req.Method == http.MethodGet || k.ignores(req.URL.Path) {
 			return rt.RoundTrip(req)
 		}
 		k.mu.Lock()
@@ -82,6 +89,11 @@ func (k *Killer) wrap(rt http.RoundTripper) http.RoundTripper {
 		}
 		return resp, err
 	})
+}
+
+func (k *Killer) ignores(path string) bool {
+	return strings.Contains(path, "/events") || strings.Contains(path, "/leases") ||
+		slices.ContainsFunc(k.ignored, func(part string) bool { return strings.Contains(path, part) })
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)
