@@ -23,6 +23,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -47,13 +48,19 @@ import (
 // LoadBalancer, families that do not fit, the claim already carried by a
 // live Service, a hand-written pin naming other addresses) changes nothing
 // and is reported as a Warning event on the Service.
-type ServiceReconciler struct{ *base }
+type ServiceReconciler struct {
+	*base
+	refused refusals
+}
 
 // Reconcile runs one association pass over a Service.
 func (r *ServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	svc := &corev1.Service{}
 	if err := r.Get(ctx, req.NamespacedName, svc); err != nil {
 		// A deleted Service: the addresses it carried notice on their pass.
+		if apierrors.IsNotFound(err) {
+			r.refused.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	err := r.reconcile(ctx, svc)
@@ -70,7 +77,9 @@ func (r *ServiceReconciler) reconcile(ctx context.Context, svc *corev1.Service) 
 		return err
 	}
 	claimName := svc.Annotations[v1alpha1.AnnotationIPAddressClaim]
+	key := client.ObjectKeyFromObject(svc)
 	if claimName == "" || svc.DeletionTimestamp != nil {
+		r.refused.forget(key)
 		why := "the Service no longer names a claim"
 		if svc.DeletionTimestamp != nil {
 			why = "the Service is being deleted"
@@ -91,9 +100,21 @@ func (r *ServiceReconciler) reconcile(ctx context.Context, svc *corev1.Service) 
 	// Addresses of another claim (the annotation moved) are let go first.
 	var stale []*v1alpha1.IPAddress
 	for _, a := range current {
-		if claim == nil || !slices.ContainsFunc(addrs, func(b *v1alpha1.IPAddress) bool { return b.Name == a.Name }) {
-			stale = append(stale, a)
+		if claim != nil && slices.ContainsFunc(addrs, func(b *v1alpha1.IPAddress) bool { return b.Name == a.Name }) {
+			continue
 		}
+		// Where nothing is to be associated instead, an address whose
+		// binding ended (its claim being deleted or gone) is let go by its
+		// own pass, which the same change wakes: two passes writing one
+		// dissociation at once, one of them is refused.
+		if claim == nil {
+			if live, _, err := r.binding(ctx, a); err != nil {
+				return err
+			} else if !live {
+				continue
+			}
+		}
+		stale = append(stale, a)
 	}
 	if done, err := r.dissociateAll(ctx, stale, svc, "the Service names another claim"); err != nil || !done {
 		return err
@@ -102,10 +123,13 @@ func (r *ServiceReconciler) reconcile(ctx context.Context, svc *corev1.Service) 
 		return nil // the address's association clearing wakes this pass
 	}
 	if refusal != "" {
-		log.FromContext(ctx).Info("Association refused", "claim", claimName, "why", refusal)
-		r.recorder.Eventf(svc, nil, corev1.EventTypeWarning, v1alpha1.EventAssociationRefused, "Associate", "%s", refusal)
+		if r.refused.report(key, svc.UID, refusal, r.clock.Now()) {
+			log.FromContext(ctx).Info("Association refused", "claim", claimName, "why", refusal)
+			r.recorder.Eventf(svc, nil, corev1.EventTypeWarning, v1alpha1.EventAssociationRefused, "Associate", "%s", refusal)
+		}
 		return nil
 	}
+	r.refused.forget(key)
 	return r.associate(ctx, svc, claim, addrs)
 }
 

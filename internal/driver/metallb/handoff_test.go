@@ -18,11 +18,13 @@ package metallb_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -86,6 +88,35 @@ func TestRefusedRequestsAreReported(t *testing.T) {
 		g.Expect(s.Annotations).NotTo(HaveKey(v1alpha1.AnnotationPinnedBy), tc.svc.Name)
 	}
 	g.Expect(kit.Service(g, ns, "pinned-elsewhere").Annotations).To(HaveKeyWithValue("metallb.io/loadBalancerIPs", "198.51.100.200"))
+
+	// Passes that refuse the same request again report nothing new: the
+	// Event API would fold the repeats into a series, a write each.
+	missing := kit.Service(g, ns, "missing")
+	for i := range 3 {
+		kit.SetAnnotation(g, missing, "example.com/touched", strconv.Itoa(i))
+	}
+	g.Consistently(refusalRepeats(g, missing), 3*time.Second, tick).Should(Equal([]int32{1}))
+}
+
+// refusalRepeats lists, for each AssociationRefused event about svc, how
+// many times it was reported (its series' count, 1 without a series).
+func refusalRepeats(g Gomega, svc *corev1.Service) func() []int32 {
+	return func() []int32 {
+		list := &eventsv1.EventList{}
+		g.Expect(k8s.List(context.Background(), list, client.InNamespace(svc.Namespace))).To(Succeed())
+		var out []int32
+		for _, e := range list.Items {
+			if e.Regarding.UID != svc.UID || e.Reason != v1alpha1.EventAssociationRefused {
+				continue
+			}
+			n := int32(1)
+			if e.Series != nil {
+				n = e.Series.Count
+			}
+			out = append(out, n)
+		}
+		return out
+	}
 }
 
 func TestRemovingTheAnnotationWithdrawsThePinAndRearmsTheHold(t *testing.T) {
