@@ -118,6 +118,9 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if obs.wrongful, err = r.wrongfulHolders(ctx, a, bindingLive); err != nil {
 		return ctrl.Result{}, err
 	}
+	if awaitingCore(a) {
+		return ctrl.Result{}, nil
+	}
 	before := a.DeepCopy()
 	st := driverStatus(obs)
 	if err := r.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { *s = st }); err != nil {
@@ -126,6 +129,12 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	r.reportTransitions(ctx, before, a, obs)
 	return ctrl.Result{}, nil
 }
+
+// awaitingCore: the core has yet to make its first pass over a, which
+// writes a's status (its phase and Bound condition). The driver writes its
+// conditions after that write, which wakes it: written at the same moment,
+// one of the two would be refused.
+func awaitingCore(a *v1alpha1.IPAddress) bool { return a.Status.Phase == "" }
 
 // duplicateOf names the IPAddress that records a's address before a does
 // (earlier creation, ties broken by name), as the core judges duplicates;
@@ -158,6 +167,9 @@ func (r *AddressReconciler) duplicateOf(ctx context.Context, a *v1alpha1.IPAddre
 func (r *AddressReconciler) standAside(ctx context.Context, a *v1alpha1.IPAddress, first string) error {
 	if err := r.backend.Release(ctx, a); err != nil {
 		return err
+	}
+	if awaitingCore(a) {
+		return nil
 	}
 	obs := holdObservation{address: a, now: metav1.NewTime(r.clock.Now()),
 		hold: HoldState{Reason: v1alpha1.ReasonDuplicate, Message: "IPAddress " + first + " records this address first; the driver holds nothing for this one"}}

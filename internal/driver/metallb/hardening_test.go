@@ -19,12 +19,14 @@ package metallb_test
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
@@ -141,4 +143,25 @@ func TestRetargetingAPendingClaim(t *testing.T) {
 	g.Expect(inRange(otherV4)(addr.Address)).To(BeTrue(), "provisioned from the new class")
 	g.Expect(kit.Address(g, addr.Name).Spec.ClassName).To(Equal(other))
 	heldByPlaceholder(g, addr.Address)
+}
+
+// TestTheDriverWritesAnAddressStatusAfterTheCore: the driver holds a new
+// address at once, but writes its conditions only after the core's first
+// pass has written the address's phase; both writing a new address's status
+// at the same moment, one of the two writes would be refused.
+func TestTheDriverWritesAnAddressStatusAfterTheCore(t *testing.T) {
+	startDriver(t)
+	g := NewWithT(t)
+	class, v4, _ := metallbClass(t, g, false)
+	ip := netip.MustParsePrefix(v4).Addr().Next()
+	name := "ip-" + dashed(ip.String())
+	kit.Create(g, b.Address(name, ip.String(), class))
+	heldByPlaceholder(g, ip.String())
+	g.Consistently(func() []metav1.Condition { return kit.Address(g, name).Status.Conditions }, 2*time.Second, tick).
+		Should(BeEmpty(), "no status before the core's")
+
+	startCore(t)
+	g.Eventually(kit.StateOfAddress(g, name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
+	g.Eventually(func() string { return testkit.Reason(kit.Address(g, name).Status.Conditions, v1alpha1.ConditionHeld) }, timeout, tick).
+		Should(Equal(driver.ReasonHeld))
 }
