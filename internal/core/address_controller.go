@@ -19,6 +19,8 @@ package core
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -172,9 +174,12 @@ func (r *AddressReconciler) releaseAfterDelay(ctx context.Context, a *v1alpha1.I
 	return ctrl.Result{}, nil
 }
 
-// finalize lets a deleted address go once no live claim holds it.
+// finalize lets a deleted address go once no live claim holds it, after
+// its driver's teardown: the two finalizers' removals are patches of the
+// same list, and made at once one of them is refused. The driver's removal
+// wakes this pass.
 func (r *AddressReconciler) finalize(ctx context.Context, a *v1alpha1.IPAddress) error {
-	if !controllerutil.ContainsFinalizer(a, v1alpha1.FinalizerAddressProtection) {
+	if !controllerutil.ContainsFinalizer(a, v1alpha1.FinalizerAddressProtection) || inDriverTeardown(a) {
 		return nil
 	}
 	if ref := a.Spec.ClaimRef; ref != nil && ref.UID != "" {
@@ -192,6 +197,11 @@ func (r *AddressReconciler) finalize(ctx context.Context, a *v1alpha1.IPAddress)
 	orig := a.DeepCopy()
 	controllerutil.RemoveFinalizer(a, v1alpha1.FinalizerAddressProtection)
 	return client.IgnoreNotFound(r.Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
+}
+
+// inDriverTeardown: a driver's teardown finalizer is still on a.
+func inDriverTeardown(a *v1alpha1.IPAddress) bool {
+	return slices.ContainsFunc(a.Finalizers, func(f string) bool { return strings.HasSuffix(f, v1alpha1.FinalizerDriverTeardownSuffix) })
 }
 
 // reclaimAddress applies an address's reclaim policy: Retain makes it

@@ -19,6 +19,7 @@ package core_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -274,4 +275,33 @@ func TestDeletingAClaimReclaimsByPolicy(t *testing.T) {
 		Phase: v1alpha1.AddressReleased, Reason: v1alpha1.ReasonReleased, Claim: ns + "/keep"}))
 	g.Expect(kit.Address(g, class+"-retain").Spec.ClaimRef.UID).To(Equal(keep.UID), "claimRef stays, uid and all")
 	g.Eventually(kit.Gone(b.Address(class+"-delete", "", "")), timeout, tick).Should(BeTrue())
+}
+
+// TestADeletedAddressGoesAfterItsDriversTeardown: the core drops its
+// protection finalizer from a deleted address only once the driver's
+// teardown finalizer is gone; the two removals are patches of one list, and
+// made at once one of them is refused.
+func TestADeletedAddressGoesAfterItsDriversTeardown(t *testing.T) {
+	g := NewWithT(t)
+	startCore(t)
+	ns, class := kit.Namespace(t), testkit.Name(t)
+	kit.Create(g, b.Class(class, provisioner))
+	a := b.Address(class+"-a", "198.18.7.1", class, b.Reclaim(v1alpha1.ReclaimDelete))
+	teardown := v1alpha1.DriverTeardownFinalizer(provisioner)
+	a.Finalizers = []string{teardown}
+	claimThenPreBind(g, b.Claim(ns, "web", b.OfClass(class)), a)
+	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+
+	g.Expect(k8s.Delete(context.Background(), kit.Claim(g, ns, "web"))).To(Succeed())
+	g.Eventually(func() bool { return kit.Address(g, a.Name).DeletionTimestamp != nil }, timeout, tick).Should(BeTrue())
+	g.Consistently(func() []string { return kit.Address(g, a.Name).Finalizers }, 2*time.Second, tick).
+		Should(ConsistOf(teardown, v1alpha1.FinalizerAddressProtection), "the core waits for the driver's teardown")
+
+	// The driver's teardown is done: the core lets the address go.
+	g.Eventually(func() error {
+		cur := kit.Address(g, a.Name)
+		cur.Finalizers = slices.DeleteFunc(cur.Finalizers, func(f string) bool { return f == teardown })
+		return k8s.Update(context.Background(), cur)
+	}, timeout, tick).Should(Succeed())
+	g.Eventually(kit.Gone(b.Address(a.Name, "", "")), timeout, tick).Should(BeTrue())
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
@@ -160,12 +161,14 @@ func deletedObject[T any](obj any) (T, bool) {
 }
 
 // specOrMetadataChanged passes creations, deletions, and updates of spec,
-// labels, annotations or the deletion timestamp: not a manager's own status
-// writes.
+// labels, annotations, the deletion timestamp, or the finalizers of an
+// object being deleted (a driver's teardown done): not a manager's own
+// status writes.
 func specOrMetadataChanged() predicate.Predicate {
 	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
 		predicate.LabelChangedPredicate{}, predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-			return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
+			return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero() ||
+				e.ObjectNew.GetDeletionTimestamp() != nil && !slices.Equal(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers())
 		}})
 }
 
