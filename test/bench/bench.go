@@ -345,6 +345,10 @@ func (e *env) measure(ctx context.Context, sc scenario, n int, ceiling Ceiling) 
 	}
 	res.WritesPerClaim = per(writes.total())
 	res.ConflictsPerClaim = per(writes.conflicts)
+	res.Conflicts = map[string]float64{}
+	for k, v := range writes.conflictsByKind {
+		res.Conflicts[k] = per(v)
+	}
 	res.ByClient = map[string]float64{}
 	other := writes.total()
 	for name, v := range after.clients {

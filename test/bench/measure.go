@@ -46,10 +46,12 @@ var writeVerbs = map[string]bool{
 const ownGroup = "local.sdn.cozystack.io"
 
 // apiWrites is what the API server counted: write requests by "VERB
-// resource[/subresource]", and how many of them failed on a conflict.
+// resource[/subresource]", and how many of them failed on a conflict, in
+// all and by the same key.
 type apiWrites struct {
-	byKind    map[string]float64
-	conflicts float64
+	byKind          map[string]float64
+	conflicts       float64
+	conflictsByKind map[string]float64
 }
 
 // scrapeAPIServer reads apiserver_request_total from the API server's own
@@ -63,7 +65,7 @@ func scrapeAPIServer(ctx context.Context, rc rest.Interface) (apiWrites, error) 
 	if err != nil {
 		return apiWrites{}, err
 	}
-	w := apiWrites{byKind: map[string]float64{}}
+	w := apiWrites{byKind: map[string]float64{}, conflictsByKind: map[string]float64{}}
 	for _, s := range m["apiserver_request_total"] {
 		verb := s.Labels["verb"]
 		if !writeVerbs[verb] {
@@ -79,16 +81,22 @@ func scrapeAPIServer(ctx context.Context, rc rest.Interface) (apiWrites, error) 
 		w.byKind[verb+" "+res] += s.Value
 		if s.Labels["code"] == "409" {
 			w.conflicts += s.Value
+			w.conflictsByKind[verb+" "+res] += s.Value
 		}
 	}
 	return w, nil
 }
 
 func (w apiWrites) minus(before apiWrites) apiWrites {
-	out := apiWrites{byKind: map[string]float64{}, conflicts: w.conflicts - before.conflicts}
+	out := apiWrites{byKind: map[string]float64{}, conflicts: w.conflicts - before.conflicts, conflictsByKind: map[string]float64{}}
 	for k, v := range w.byKind {
 		if d := v - before.byKind[k]; d > 0 {
 			out.byKind[k] = d
+		}
+	}
+	for k, v := range w.conflictsByKind {
+		if d := v - before.conflictsByKind[k]; d > 0 {
+			out.conflictsByKind[k] = d
 		}
 	}
 	return out

@@ -171,8 +171,10 @@ type Result struct {
 	// by "VERB resource[/subresource]"; WritesPerClaim is their sum.
 	WritesPerClaim float64            `json:"writesPerClaim"`
 	Writes         map[string]float64 `json:"writes"`
-	// ConflictsPerClaim are the writes among them refused with 409.
-	ConflictsPerClaim float64 `json:"conflictsPerClaim"`
+	// ConflictsPerClaim are the writes among them refused with 409;
+	// Conflicts splits them as Writes does.
+	ConflictsPerClaim float64            `json:"conflictsPerClaim"`
+	Conflicts         map[string]float64 `json:"conflicts,omitempty"`
 	// ByClient splits writes per claim by who sent them: the benchmark
 	// counts its own, the managers' rest_client_requests_total theirs, and
 	// otherClients is the rest (the allocator, whose metrics do not count
@@ -434,7 +436,7 @@ func (r *Report) clientsMarkdown(p func(format string, args ...any)) {
 // and resource.
 func (r *Report) writesMarkdown(p func(format string, args ...any)) {
 	for _, run := range r.Sizes {
-		p("\n### Writes per claim by verb and resource, N=%d\n\n", run.N)
+		p("\n### Writes per claim by verb and resource, N=%d (of which refused with 409, in brackets)\n\n", run.N)
 		kinds := map[string]bool{}
 		for _, res := range run.Scenarios {
 			for k := range res.Writes {
@@ -453,6 +455,9 @@ func (r *Report) writesMarkdown(p func(format string, args ...any)) {
 				cells[i] = ""
 				if v := res.Writes[k]; v >= 0.005 {
 					cells[i] = fmt.Sprintf("%.2f", v)
+					if c := res.Conflicts[k]; c >= 0.005 {
+						cells[i] += fmt.Sprintf(" (%.2f)", c)
+					}
 				}
 			}
 			p("| %s | %s |\n", k, strings.Join(cells, " | "))

@@ -162,3 +162,16 @@ func TestBackendNamed(t *testing.T) {
 		t.Errorf("an unknown driver: %v, want an error listing cilium, metallb", err)
 	}
 }
+
+func TestMarkdownShowsRefusedWritesByResource(t *testing.T) {
+	res := result("b-metallb", 10, true)
+	res.Writes = map[string]float64{"PATCH ipaddresses/status": 2.5, "POST services": 1}
+	res.Conflicts = map[string]float64{"PATCH ipaddresses/status": 0.5}
+	var md bytes.Buffer
+	(&Report{Sizes: []Size{{N: 10, Scenarios: []Result{res}}}}).Markdown(&md)
+	for _, want := range []string{"| PATCH ipaddresses/status | 2.50 (0.50) |", "| POST services | 1.00 |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, md.String())
+		}
+	}
+}
