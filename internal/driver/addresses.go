@@ -330,8 +330,14 @@ func (r *AddressReconciler) teardown(ctx context.Context, a *v1alpha1.IPAddress,
 			return err
 		}
 		if err == nil && (w.UID == "" || svc.UID == w.UID) {
+			_, pinned := r.backend.PinnedTo(svc)
+			held := pinned || controllerutil.ContainsFinalizer(svc, r.carrierFinalizer)
 			if err := r.letGo(ctx, svc); err != nil {
 				return err
+			}
+			if held {
+				r.recorder.Eventf(a, svc, corev1.EventTypeNormal, v1alpha1.EventDissociated, "Dissociate",
+					"No longer carried by Service %s/%s: the address is being deleted", w.Namespace, w.Name)
 			}
 		}
 	}
