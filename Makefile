@@ -83,7 +83,7 @@ TEST_ENV = KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_
 
 .PHONY: test
 test: verify-generated fmt vet control-plane helm kubebuilder prometheus-operator-crds cilium ## Run every test: unit, integration and end-to-end (local harness, both drivers), on the local control plane.
-	$(TEST_ENV) go test -tags=e2e,cilium -timeout 45m ./... -coverprofile cover.out
+	$(TEST_ENV) go test -tags=e2e,cilium -timeout 70m ./... -coverprofile cover.out
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 # The fuzz targets, as package:target. The plain test run replays their seeds
