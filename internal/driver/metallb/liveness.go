@@ -76,9 +76,6 @@ const (
 	// unansweredAfter: a question unanswered this long says MetalLB is not
 	// handling Services (down, no configuration, or in a long full pass).
 	unansweredAfter = time.Minute
-	// A question a full pass answered is asked again after a random pause
-	// between these (see askLater).
-	pauseMin, pauseMax = time.Second, 10 * time.Second
 )
 
 // errCatchingUp is what a write fails with while the gate is shut.
@@ -120,7 +117,6 @@ type liveness struct {
 	mu       sync.Mutex
 	trusted  time.Time // when MetalLB last answered from single events
 	asked    time.Time // the question out, zero when none
-	quiet    time.Time // no question before this (see askLater)
 	set      int       // the set of probes it was asked on
 	order    []int     // the order the probes were asked in
 	answered map[int]uint64
@@ -188,7 +184,7 @@ func (l *liveness) distrust() {
 func (l *liveness) ask(ctx context.Context) error {
 	l.mu.Lock()
 	at := l.now()
-	if !l.asked.IsZero() && at.Sub(l.asked) < askAgainAfter || at.Before(l.quiet) {
+	if !l.asked.IsZero() && at.Sub(l.asked) < askAgainAfter {
 		l.mu.Unlock()
 		return nil
 	}
@@ -211,31 +207,6 @@ func (l *liveness) ask(ctx context.Context) error {
 	log.FromContext(ctx).V(1).Info("Asked MetalLB whether it handles single Service events; the driver's changes wait for the answer")
 	time.AfterFunc(unansweredAfter, func() { l.overdue(at) })
 	return nil
-}
-
-// askLater asks again after a random pause, not at once. A full pass
-// answers at its end, and a question asked at that moment reaches MetalLB's
-// queue behind the next pass, which answers it in its own order again
-// (MetalLB requeues a failed pass after a back-off of milliseconds): passes
-// that follow each other closely kept the gate shut for minutes
-// (docs/performance.md, E7). Asked seconds later, the question most likely
-// reaches MetalLB while that pass runs, and is answered from single events
-// right after it, if MetalLB handles them. A MetalLB that ignores them
-// answers only in a pass, whenever asked.
-func (l *liveness) askLater(ctx context.Context) {
-	pause := pauseMin + rand.N(pauseMax-pauseMin)
-	l.mu.Lock()
-	l.quiet = l.now().Add(pause)
-	l.mu.Unlock()
-	time.AfterFunc(pause, func() {
-		if ctx.Err() != nil {
-			return
-		}
-		if err := l.ask(ctx); err != nil {
-			log.FromContext(ctx).Error(err, "Asking MetalLB again whether it handles single Service events")
-			l.askLater(ctx)
-		}
-	})
 }
 
 // overdue marks MetalLB not ready when the question asked at is still
@@ -315,8 +286,7 @@ func (l *liveness) observe(ctx context.Context, set, i int, probe *corev1.Servic
 		l.metrics.ready.Set(0)
 		log.FromContext(ctx).Info("MetalLB answered the probes only in a full pass; it ignores single Service events, so the driver waits",
 			"took", took.String())
-		l.askLater(ctx)
-		return nil
+		return l.ask(ctx)
 	}
 	l.metrics.ready.Set(1)
 	if !wasOpen {
