@@ -115,11 +115,11 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	case class != nil:
 		obs.hold = HoldState{Reason: v1alpha1.ReasonInvalidAddress, Message: ipErr.Error()}
 	}
-	if obs.wrongful, err = r.wrongfulHolders(ctx, a, bindingLive); err != nil {
-		return ctrl.Result{}, err
-	}
 	if awaitingCore(a) {
 		return ctrl.Result{}, nil
+	}
+	if obs.wrongful, err = r.wrongfulHolders(ctx, a, bindingLive); err != nil {
+		return ctrl.Result{}, err
 	}
 	before := a.DeepCopy()
 	st := driverStatus(obs)
