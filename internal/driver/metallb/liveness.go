@@ -169,13 +169,24 @@ func (l *liveness) trustAlways() {
 	l.metrics.ready.Set(1)
 }
 
-// distrust shuts the gate until MetalLB answers in one batch again:
-// something showed that it ignored single events lately (it refused an
-// address for a placeholder that no longer exists, a deletion it never
-// heard of).
-func (l *liveness) distrust() {
+// distrust shuts the gate until MetalLB answers in one batch again: what
+// MetalLB did at `at` shows that it ignored single events then (it refused
+// an address for a placeholder that no longer exists, a deletion it never
+// heard of). A refusal from before MetalLB's last answer from single events
+// is old news: the full pass that ended its wait after a start makes the
+// refusals of the deletions it missed, and the driver reads them only once
+// the gate is open, after that answer. Shutting the gate then would cost a
+// full pass for nothing (docs/design.md, "MetalLB after a start"). A
+// MetalLB started again since its answer refuses only later, and again at
+// each of its full passes. at has a second's precision (an Event's time), so
+// a refusal in the second of the answer counts as older: no MetalLB starts
+// and refuses within a second.
+func (l *liveness) distrust(at time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if !at.IsZero() && !at.After(l.trusted) {
+		return
+	}
 	l.trusted = time.Time{}
 }
 

@@ -90,7 +90,7 @@ func (r *PhantomReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	for _, name := range names {
-		if err := r.bury(ctx, name, ev.Message); err != nil {
+		if err := r.bury(ctx, name, ev.Message, refusedAt(ev)); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -119,6 +119,19 @@ func (r *PhantomReconciler) suspects(ctx context.Context, msg string) ([]string,
 	return names, nil
 }
 
+// refusedAt is when MetalLB last made the refusal ev records (zero when the
+// event says not).
+func refusedAt(ev *corev1.Event) time.Time {
+	at := ev.LastTimestamp.Time
+	if ev.Series != nil && ev.Series.LastObservedTime.After(at) {
+		at = ev.Series.LastObservedTime.Time
+	}
+	if ev.EventTime.After(at) {
+		at = ev.EventTime.Time
+	}
+	return at
+}
+
 // blamed reads a MetalLB refusal: the Services in namespace ns it names as
 // holding the address, or the address whose placeholder port is taken.
 func blamed(msg, ns string) ([]string, netip.Addr) {
@@ -144,7 +157,7 @@ func blamed(msg, ns string) ([]string, netip.Addr) {
 
 // bury creates a tombstone for name unless a Service of that name exists
 // (not a phantom) or one was made for it lately.
-func (r *PhantomReconciler) bury(ctx context.Context, name, why string) error {
+func (r *PhantomReconciler) bury(ctx context.Context, name, why string, at time.Time) error {
 	key := client.ObjectKey{Namespace: r.opts.PlaceholderNamespace, Name: name}
 	if err := r.Get(ctx, key, &corev1.Service{}); !apierrors.IsNotFound(err) {
 		return err
@@ -173,8 +186,9 @@ func (r *PhantomReconciler) bury(ctx context.Context, name, why string) error {
 	log.FromContext(ctx).Info("MetalLB refused an address for a placeholder that no longer exists; made a tombstone so that it lets the address go",
 		"placeholder", name, "refusal", why)
 	// MetalLB missed that deletion: it has been ignoring single events, and
-	// may still be. The driver asks before it changes anything else.
-	r.live.distrust()
+	// may still be, unless it has answered from single events since. The
+	// driver then asks before it changes anything else.
+	r.live.distrust(at)
 	r.metrics.tombstones.Inc()
 	return nil
 }

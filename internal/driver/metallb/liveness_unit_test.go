@@ -1,0 +1,68 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package metallb
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestOnlyARefusalAfterTheLastAnswerShutsTheGate: a refusal naming a
+// phantom shows that MetalLB ignored single events when it made it. One
+// made before MetalLB last answered from single events (the full pass that
+// ended its wait makes them) leaves the gate open; one made after it (a
+// MetalLB started again) shuts it.
+func TestOnlyARefusalAfterTheLastAnswerShutsTheGate(t *testing.T) {
+	g := NewWithT(t)
+	answered := time.Date(2026, 12, 2, 15, 5, 59, 400_000_000, time.UTC)
+	now := answered
+	l := newLiveness(nil, "ns", time.Minute, nil)
+	l.now = func() time.Time { return now }
+	l.trusted = answered
+	now = answered.Add(2 * time.Second)
+
+	refusal := func(at time.Time) *corev1.Event {
+		return &corev1.Event{LastTimestamp: metav1.NewTime(at.Truncate(time.Second))}
+	}
+	for _, at := range []time.Time{answered.Add(-20 * time.Second), answered.Add(300 * time.Millisecond)} {
+		l.distrust(refusedAt(refusal(at)))
+		g.Expect(l.open()).To(BeTrue(), "a refusal at %s is older than the answer at %s", at, answered)
+	}
+	l.distrust(refusedAt(refusal(answered.Add(1500 * time.Millisecond))))
+	g.Expect(l.open()).To(BeFalse(), "a refusal a second after the answer is news")
+
+	// An event that says nothing of its time shuts it too.
+	l.trusted = answered
+	g.Expect(l.open()).To(BeTrue())
+	l.distrust(refusedAt(&corev1.Event{}))
+	g.Expect(l.open()).To(BeFalse())
+}
+
+func TestRefusedAtReadsTheLatestTimeAnEventGives(t *testing.T) {
+	g := NewWithT(t)
+	first := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
+	ev := &corev1.Event{LastTimestamp: metav1.NewTime(first)}
+	g.Expect(refusedAt(ev)).To(BeTemporally("==", first))
+	ev.Series = &corev1.EventSeries{Count: 3, LastObservedTime: metav1.NewMicroTime(first.Add(time.Minute))}
+	g.Expect(refusedAt(ev)).To(BeTemporally("==", first.Add(time.Minute)))
+	ev.EventTime = metav1.NewMicroTime(first.Add(2 * time.Minute))
+	g.Expect(refusedAt(ev)).To(BeTemporally("==", first.Add(2*time.Minute)))
+}
