@@ -19,6 +19,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,16 @@ type Result struct {
 	// ConvergedAfterSeconds counts from the last kill, or from the
 	// workload's last operation if that came later; -1 if never.
 	ConvergedAfterSeconds float64 `json:"convergedAfterSeconds"`
+	// MetalLB's last start, from its log (docs/chaos.md, Convergence):
+	// seconds from the last kill to it (negative when it came before), to
+	// the end of its first full pass with nothing left to retry (from
+	// which on it handles single Services' events; -1 if none did) and the
+	// passes that took, and from that end to convergence (-1 if either
+	// never came).
+	MetalLBStartedAfterLastKillSeconds   float64 `json:"metallbStartedAfterLastKillSeconds"`
+	MetalLBCaughtUpAfterStartSeconds     float64 `json:"metallbCaughtUpAfterStartSeconds"`
+	MetalLBPassesToCatchUp               int     `json:"metallbPassesToCatchUp"`
+	ConvergedAfterMetalLBCaughtUpSeconds float64 `json:"convergedAfterMetalLBCaughtUpSeconds"`
 	// Converged is true when that was within the limit.
 	Converged      bool           `json:"converged"`
 	LimitSeconds   float64        `json:"limitSeconds"`
@@ -138,12 +149,36 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		res.ConvergedAfterSeconds = converged.Sub(from).Seconds()
 		res.Converged = converged.Sub(from) <= cfg.Converge
 	}
+	res.readMetalLB(e.cluster.MetalLBLog(), lastKill, converged)
 	chk.finalCheck()
 	res.Violations, res.WatchEvents = chk.result()
 	res.Events = events.counts()
 	cfg.logf("Run %s: %d kills, %d violations, converged=%v after %.1fs: %s",
 		cfg.Name, res.KillTotal, len(res.Violations), res.Converged, res.ConvergedAfterSeconds, res.Final)
 	return res, nil
+}
+
+// readMetalLB fills in what MetalLB's log says of its last start.
+func (r *Result) readMetalLB(path string, lastKill, converged time.Time) {
+	r.MetalLBCaughtUpAfterStartSeconds, r.ConvergedAfterMetalLBCaughtUpSeconds = -1, -1
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer func() { _ = f.Close() }()
+	c := readCatchUp(f)
+	if c.started.IsZero() {
+		return
+	}
+	r.MetalLBStartedAfterLastKillSeconds = c.started.Sub(lastKill.Truncate(time.Second)).Seconds()
+	r.MetalLBPassesToCatchUp = c.passes
+	if c.caughtUp.IsZero() {
+		return
+	}
+	r.MetalLBCaughtUpAfterStartSeconds = c.caughtUp.Sub(c.started).Seconds()
+	if !converged.IsZero() {
+		r.ConvergedAfterMetalLBCaughtUpSeconds = converged.Sub(c.caughtUp).Seconds()
+	}
 }
 
 // waitConverged waits until the cluster has converged and stayed so for

@@ -55,6 +55,7 @@ func markdown(w io.Writer, results []*Result) {
 		} else {
 			_, _ = fmt.Fprintf(w, "- the workload's last operation ended %.1f s after the last kill\n", -d)
 		}
+		_, _ = fmt.Fprintf(w, "- MetalLB's last start: %.0f s after the last kill; %s\n", r.MetalLBStartedAfterLastKillSeconds, r.catchUpLine())
 		ev := map[string]int{}
 		for _, reason := range reportedEvents {
 			if n := r.Events[reason]; n > 0 {
@@ -76,6 +77,19 @@ func markdown(w io.Writer, results []*Result) {
 			_, _ = fmt.Fprintf(w, "- logs kept in %s\n", r.Dir)
 		}
 	}
+}
+
+// catchUpLine says when MetalLB handled single events again and when the
+// run converged after that.
+func (r *Result) catchUpLine() string {
+	if r.MetalLBCaughtUpAfterStartSeconds < 0 {
+		return fmt.Sprintf("no full pass with nothing left to retry after it (%d passes)", r.MetalLBPassesToCatchUp)
+	}
+	line := fmt.Sprintf("single events handled again %.0f s after it, at the end of full pass %d", r.MetalLBCaughtUpAfterStartSeconds, r.MetalLBPassesToCatchUp)
+	if r.ConvergedAfterMetalLBCaughtUpSeconds >= 0 {
+		line += fmt.Sprintf("; converged %.0f s after that", r.ConvergedAfterMetalLBCaughtUpSeconds)
+	}
+	return line
 }
 
 func counts(m map[string]int) string {

@@ -1,0 +1,78 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"strings"
+	"time"
+)
+
+// catchUp is what MetalLB's log says of its last start: when it started,
+// and when its first full pass with nothing left to retry ended (zero if
+// none did), from which on it handles the events of single Services
+// (docs/design.md, "MetalLB after a start"). Times are to the second.
+type catchUp struct {
+	started, caughtUp time.Time
+	passes            int // full passes from the start to the one that caught up, that one included
+}
+
+// The log lines read, all of MetalLB v0.15.2's controller.
+const (
+	metallbStarting  = "MetalLB controller starting"
+	reprocessAll     = "ServiceReconciler - reprocessAll"
+	reprocessRetried = "force service reload"
+)
+
+// readCatchUp reads a MetalLB controller log, every start of the process
+// appended to it.
+func readCatchUp(r io.Reader) catchUp {
+	var c catchUp
+	retried := false
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<16), 16<<20)
+	for sc.Scan() {
+		var line struct {
+			Msg        string    `json:"msg"`
+			TS         time.Time `json:"ts"`
+			Controller string    `json:"controller"`
+			Start      string    `json:"start reconcile"`
+			End        string    `json:"end reconcile"`
+			Event      string    `json:"event"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line.Msg, metallbStarting):
+			c = catchUp{started: line.TS}
+		case line.Controller != reprocessAll || !c.caughtUp.IsZero():
+		case line.Start != "":
+			retried = false
+		case line.Event == reprocessRetried:
+			retried = true
+		case line.End != "":
+			c.passes++
+			if !retried {
+				c.caughtUp = line.TS
+			}
+		}
+	}
+	return c
+}

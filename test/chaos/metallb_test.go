@@ -1,0 +1,53 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// A MetalLB log cut from a chaos run's (2026-12-02 15:01), two starts: the
+// second start's first pass asks for another, the second does not.
+const metallbLog = `{"msg":"MetalLB controller starting version 0.15.2 (no build information)","ts":"2026-12-02T15:04:30Z"}
+{"controller":"ServiceReconciler - reprocessAll","start reconcile":"metallbreload/reload","ts":"2026-12-02T15:04:31Z"}
+{"controller":"ServiceReconciler - reprocessAll","end reconcile":"metallbreload/reload","ts":"2026-12-02T15:04:40Z"}
+{"msg":"MetalLB controller starting version 0.15.2 (no build information)","ts":"2026-12-02T15:04:49Z"}
+not json
+{"controller":"ServiceReconciler - reprocessAll","start reconcile":"metallbreload/reload","ts":"2026-12-02T15:04:49Z"}
+{"controller":"ServiceReconciler - reprocessAll","event":"force service reload","ts":"2026-12-02T15:05:23Z"}
+{"controller":"ServiceReconciler - reprocessAll","end reconcile":"metallbreload/reload","ts":"2026-12-02T15:05:23Z"}
+{"controller":"ServiceReconciler","event":"force service reload","ts":"2026-12-02T15:05:23Z"}
+{"controller":"ServiceReconciler - reprocessAll","start reconcile":"metallbreload/reload","ts":"2026-12-02T15:05:23Z"}
+{"controller":"ServiceReconciler - reprocessAll","end reconcile":"metallbreload/reload","ts":"2026-12-02T15:05:59Z"}
+{"controller":"ServiceReconciler - reprocessAll","start reconcile":"metallbreload/reload","ts":"2026-12-02T15:05:59Z"}
+{"controller":"ServiceReconciler - reprocessAll","event":"force service reload","ts":"2026-12-02T15:06:35Z"}
+{"controller":"ServiceReconciler - reprocessAll","end reconcile":"metallbreload/reload","ts":"2026-12-02T15:06:35Z"}
+`
+
+func TestReadCatchUpFindsTheFirstPassWithNothingToRetryAfterTheLastStart(t *testing.T) {
+	c := readCatchUp(strings.NewReader(metallbLog))
+	at := func(s string) time.Time { t, _ := time.Parse(time.RFC3339, "2026-12-02T"+s+"Z"); return t }
+	if !c.started.Equal(at("15:04:49")) || !c.caughtUp.Equal(at("15:05:59")) || c.passes != 2 {
+		t.Fatalf("read %+v, want the start at 15:04:49 and the catch-up at 15:05:59, after 2 passes", c)
+	}
+	c = readCatchUp(strings.NewReader(strings.Join(strings.Split(metallbLog, "\n")[:8], "\n")))
+	if !c.caughtUp.IsZero() || c.passes != 1 {
+		t.Fatalf("read %+v, want no catch-up after 1 pass", c)
+	}
+}
