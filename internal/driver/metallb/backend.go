@@ -179,6 +179,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := b.setupPhantoms(mgr); err != nil {
 		return err
 	}
+	if err := b.setupStarts(mgr); err != nil {
+		return err
+	}
 	parking := driver.NewParking(b)
 	orphans := &placeholder.Orphans{Set: b.Set, Provisioner: b.Provisioner()}
 	return orphans.Controller(mgr).WatchesRawSource(parking.Source()).

@@ -29,11 +29,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
@@ -393,4 +399,58 @@ func (b *Backend) setupProbe(mgr ctrl.Manager) error {
 			return o.GetNamespace() == b.opts.PlaceholderNamespace && i >= 0
 		}))).
 		Complete(&probeReconciler{Backend: b})
+}
+
+// restartedBelow: a pool whose count of assigned addresses falls below this
+// share of what it was, in one status write, tells of a MetalLB that started
+// again (see startedAgain).
+const restartedBelow = 0.25
+
+// restartedFrom is the least count of assigned addresses whose fall is read
+// as a start: in a pool with fewer, releases in a row between two of
+// MetalLB's status writes could look the same.
+const restartedFrom = 16
+
+// assignedIn is a MetalLB pool's count of assigned addresses, both families.
+func assignedIn(pool *unstructured.Unstructured) int64 {
+	v4, _, _ := unstructured.NestedInt64(pool.Object, "status", "assignedIPv4")
+	v6, _, _ := unstructured.NestedInt64(pool.Object, "status", "assignedIPv6")
+	return v4 + v6
+}
+
+// startedAgain reads a MetalLB pool's status write: true when its count of
+// assigned addresses fell below a quarter of what it was, from at least 16.
+// MetalLB writes a pool's status from its allocator, which a new process
+// fills only as its first full pass goes, and it writes every pool's status
+// as it starts, before that pass: the first write after a start counts none
+// or a few, against hundreds before it. Releases take addresses off a few
+// at a time between two writes.
+func startedAgain(old, new *unstructured.Unstructured) bool {
+	before, after := assignedIn(old), assignedIn(new)
+	return before >= restartedFrom && float64(after) < restartedBelow*float64(before)
+}
+
+// setupStarts shuts the gate when a pool's status tells of a MetalLB that
+// started again. Until then the driver would trust MetalLB's last answer
+// (up to five minutes) or wait for a refusal naming a phantom: in the
+// 600-claim chaos run of 2026-12-02 16:21 the driver went on writing for
+// 66 s after MetalLB's last start, its pins and new holds made MetalLB's
+// next three full passes ask for another, and MetalLB took five passes
+// (2.5 minutes) instead of two to handle single events again.
+func (b *Backend) setupStarts(mgr ctrl.Manager) error {
+	pool := &unstructured.Unstructured{}
+	pool.SetGroupVersionKind(params.IPAddressPoolGVK)
+	ns := b.opts.MetalLBNamespace
+	return ctrl.NewControllerManagedBy(mgr).Named("metallb-start").
+		WatchesRawSource(source.Kind(mgr.GetCache(), pool, handler.TypedFuncs[*unstructured.Unstructured, reconcile.Request]{
+			UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[*unstructured.Unstructured], _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				if e.ObjectNew.GetNamespace() != ns || !startedAgain(e.ObjectOld, e.ObjectNew) {
+					return
+				}
+				b.live.distrust(time.Time{})
+				log.FromContext(ctx).Info("MetalLB's count of the addresses it assigned from a pool fell at once: it started again, and ignores single Service events until a full pass succeeds; the driver waits",
+					"pool", e.ObjectNew.GetName(), "before", assignedIn(e.ObjectOld), "after", assignedIn(e.ObjectNew))
+			},
+		})).
+		Complete(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil }))
 }

@@ -23,6 +23,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // TestOnlyARefusalAfterTheLastAnswerShutsTheGate: a refusal naming a
@@ -65,4 +66,31 @@ func TestRefusedAtReadsTheLatestTimeAnEventGives(t *testing.T) {
 	g.Expect(refusedAt(ev)).To(BeTemporally("==", first.Add(time.Minute)))
 	ev.EventTime = metav1.NewMicroTime(first.Add(2 * time.Minute))
 	g.Expect(refusedAt(ev)).To(BeTemporally("==", first.Add(2*time.Minute)))
+}
+
+func TestAPoolCountFallingToAQuarterAtOnceReadsAsAStart(t *testing.T) {
+	g := NewWithT(t)
+	pool := func(v4, v6 int64) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		if v4 >= 0 {
+			g.Expect(unstructured.SetNestedField(u.Object, v4, "status", "assignedIPv4")).To(Succeed())
+			g.Expect(unstructured.SetNestedField(u.Object, v6, "status", "assignedIPv6")).To(Succeed())
+		}
+		return u
+	}
+	for _, c := range []struct {
+		old, new *unstructured.Unstructured
+		started  bool
+	}{
+		{pool(300, 250), pool(3, 0), true}, // the first write of a new process
+		{pool(16, 0), pool(3, 0), true},    // at the least count
+		{pool(300, 250), pool(100, 37), true},
+		{pool(300, 250), pool(299, 250), false}, // a release
+		{pool(300, 250), pool(100, 38), false},  // a quarter, not below
+		{pool(15, 0), pool(0, 0), false},        // too few to tell from releases in a row
+		{pool(-1, 0), pool(0, 0), false},        // no status yet
+		{pool(3, 0), pool(300, 0), false},       // a pass filling the new allocator
+	} {
+		g.Expect(startedAgain(c.old, c.new)).To(Equal(c.started), "%v → %v", c.old.Object, c.new.Object)
+	}
 }
