@@ -436,7 +436,7 @@ func startedAgain(old, new *unstructured.Unstructured) bool {
 // 600-claim chaos run of 2026-12-02 16:21 the driver went on writing for
 // 66 s after MetalLB's last start, its pins and new holds made MetalLB's
 // next three full passes ask for another, and MetalLB took five passes
-// (2.5 minutes) instead of two to handle single events again.
+// (2 min 56 s) instead of two to handle single events again.
 func (b *Backend) setupStarts(mgr ctrl.Manager) error {
 	pool := &unstructured.Unstructured{}
 	pool.SetGroupVersionKind(params.IPAddressPoolGVK)
