@@ -42,7 +42,9 @@ import (
 // pre-binding), names an address, moves to another class or driver, or is
 // Lost, nobody else would ever release the allocator's allocation, so this
 // reconciler does: nothing holds an address the ledger does not record for
-// longer than a pass.
+// longer than a pass. A claim Bound to the very address the placeholder
+// reserved is no reason: the claim's change can reach the cache before the
+// IPAddress does, and that placeholder is the hold to be.
 type Orphans struct {
 	Set *Set
 	// Provisioner is the backend's: a claim served by another driver needs
@@ -113,6 +115,12 @@ func (r *Orphans) unneeded(ctx context.Context, ph *corev1.Service) (string, err
 		return "its claim is served by another driver now", nil
 	case claim.Spec.AddressName != "":
 		return "its claim names an address", nil
+	case claim.Status.Phase == v1alpha1.ClaimBound && lists(claim, ph.Annotations[AnnotationAddressName]):
+		// Bound to the address this placeholder reserved, which the cache
+		// has not shown yet (the claim's change can arrive before the
+		// address's): it is the hold to be. Deleting it would leave the
+		// address free in the allocator until a new hold got it.
+		return "", nil
 	case claim.Status.Phase == v1alpha1.ClaimBound || claim.Status.Phase == v1alpha1.ClaimLost:
 		return "its claim is " + string(claim.Status.Phase), nil
 	case class != ph.Labels[v1alpha1.LabelClass]:
@@ -130,4 +138,9 @@ func (r *Orphans) unneeded(ctx context.Context, ph *corev1.Service) (string, err
 		}
 	}
 	return "", nil
+}
+
+// lists reports whether the claim's status names the IPAddress name.
+func lists(claim *v1alpha1.IPAddressClaim, name string) bool {
+	return name != "" && slices.ContainsFunc(claim.Status.Addresses, func(a v1alpha1.ClaimedAddress) bool { return a.Name == name })
 }
