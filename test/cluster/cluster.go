@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -368,13 +369,29 @@ func (c *Cluster) ensureNamespace(name string) error {
 	return err
 }
 
+// Ports handed to processes come from below Linux's default ephemeral
+// range (32768-60999). A port of that range is free only until the kernel
+// gives it to another process's outgoing connection or listener on port 0:
+// with the test packages running in parallel, a manager started on a port
+// FreePort had found free once failed with "address already in use".
+const (
+	portsFrom = 20000
+	portsTo   = 32767
+)
+
 // FreePort returns a TCP port on the loopback interface that nothing listens
-// on now, for a process about to be started.
+// on now, for a process about to be started, outside the ephemeral range.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	var last error
+	for range 100 {
+		port := portsFrom + rand.IntN(portsTo-portsFrom+1)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			last = err
+			continue
+		}
+		_ = l.Close()
+		return port, nil
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("no free port between %d and %d: %w", portsFrom, portsTo, last)
 }
