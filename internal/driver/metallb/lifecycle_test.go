@@ -29,6 +29,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/testkit"
 )
@@ -222,6 +223,18 @@ func TestOrphanedAllocationPlaceholderIsDeleted(t *testing.T) {
 	g.Eventually(kit.Gone(orphan), timeout, tick).Should(BeTrue())
 }
 
+// allocationPlaceholder is the IPv4 allocation placeholder the driver makes
+// for claim of class, built by hand while the driver is not running.
+func allocationPlaceholder(claim *v1alpha1.IPAddressClaim, class string) *corev1.Service {
+	ph := b.Service(placeholderNS, "alloc-"+string(claim.UID)+"-v4")
+	ph.Spec.Selector = nil
+	ph.Labels = map[string]string{v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderAllocation, v1alpha1.LabelClaimUID: string(claim.UID),
+		v1alpha1.LabelClass: class, v1alpha1.LabelFamily: string(v1alpha1.IPv4)}
+	ph.Annotations = map[string]string{"metallb.io/address-pool": params.PoolName(class),
+		placeholder.AnnotationClaim: claim.Namespace + "/" + claim.Name}
+	return ph
+}
+
 // The driver's cache can show a claim Bound to the address an allocation
 // placeholder reserved before it shows the IPAddress itself (two watches,
 // two orders). That placeholder is the hold to be: deleting it as an
@@ -252,12 +265,8 @@ func TestAPlaceholderWhoseClaimListsItsAddressIsKept(t *testing.T) {
 
 	claim := kit.Claim(g, ns, "web")
 	g.Expect(claim.Status.Addresses).To(ConsistOf(HaveField("Name", addr.Name)), "the claim still lists the address")
-	ph := b.Service(placeholderNS, "alloc-"+string(claim.UID)+"-v4")
-	ph.Spec.Selector = nil
-	ph.Labels = map[string]string{v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderAllocation, v1alpha1.LabelClaimUID: string(claim.UID),
-		v1alpha1.LabelClass: name, v1alpha1.LabelFamily: string(v1alpha1.IPv4)}
-	ph.Annotations = map[string]string{"metallb.io/address-pool": params.PoolName(name), "local.sdn.cozystack.io/claim": ns + "/web",
-		"local.sdn.cozystack.io/address-name": addr.Name}
+	ph := allocationPlaceholder(claim, name)
+	ph.Annotations[placeholder.AnnotationAddressName] = addr.Name
 	kit.Create(g, ph)
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), ph) })
 
@@ -291,11 +300,7 @@ func TestALedgerAddressOfferedToAPlaceholderIsGivenBack(t *testing.T) {
 	g.Eventually(func() string { return kit.Claim(g, ns, "web").Annotations[v1alpha1.AnnotationProvisioner] }, timeout, tick).
 		Should(Equal(provisioner))
 	claim := kit.Claim(g, ns, "web")
-	ph := b.Service(placeholderNS, "alloc-"+string(claim.UID)+"-v4")
-	ph.Spec.Selector = nil
-	ph.Labels = map[string]string{v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderAllocation, v1alpha1.LabelClaimUID: string(claim.UID),
-		v1alpha1.LabelClass: name, v1alpha1.LabelFamily: string(v1alpha1.IPv4)}
-	ph.Annotations = map[string]string{"metallb.io/address-pool": params.PoolName(name), "local.sdn.cozystack.io/claim": ns + "/web"}
+	ph := allocationPlaceholder(claim, name)
 	kit.Create(g, ph)
 	g.Eventually(ingressOf(g, placeholderNS, ph.Name), timeout, tick).Should(Equal([]string{only}))
 
