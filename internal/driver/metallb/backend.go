@@ -54,8 +54,9 @@ type Options struct {
 	// Driver tunes the backend-agnostic controllers.
 	Driver driver.Options
 	// TrustMetalLBFor is how long the driver trusts MetalLB's prompt answer
-	// that it handles single Service events before asking again (see
-	// liveness); 0 means 5 minutes.
+	// that it handles single Service events before asking again, where no
+	// pool has enough assigned addresses for a start of MetalLB to show in
+	// its status (see liveness); 0 means 5 minutes.
 	TrustMetalLBFor time.Duration
 	// TrustMetalLBAlways keeps the gate open from the start, whatever the
 	// driver sees. Not a flag: tests set it to act out what a driver does

@@ -72,9 +72,10 @@ const probePool = "probe"
 
 // How long things last.
 const (
-	// defaultTrust is how long an answer from single events is trusted,
-	// unless a phantom shows earlier that MetalLB has been ignoring events
-	// (see distrust).
+	// defaultTrust is how long an answer from single events is trusted
+	// where a start of MetalLB would not show in a pool's status (see
+	// watched), unless a phantom shows earlier that MetalLB has been
+	// ignoring events (see distrust).
 	defaultTrust = 5 * time.Minute
 	// askAgainAfter: a question this old is asked again (it was lost: the
 	// probes were recreated, or MetalLB's write conflicted).
@@ -110,9 +111,12 @@ var errCatchingUp = fmt.Errorf("%w: MetalLB is not handling single Service event
 // asked once in 120 times. The order of the answers is read from their
 // resource versions (etcd's revisions). Answers in another order mean a
 // full pass answered: the driver asks again at once. Answers in order open
-// the gate for the trust period (5 minutes by default) or until a phantom
-// shows that MetalLB missed a deletion (distrust); after that the next write
-// asks first. Nothing is asked while the driver has nothing to change.
+// the gate until a pool's status shows that MetalLB started again
+// (startedAgain) or a phantom shows that it missed a deletion (distrust).
+// Where no pool has enough assigned addresses for a start to show, the
+// answer is trusted for the trust period only (5 minutes by default), and
+// the next write after it asks again. Nothing is asked while the driver has
+// nothing to change.
 type liveness struct {
 	client  client.Client // not gated
 	ns      string
@@ -128,13 +132,21 @@ type liveness struct {
 	answered map[int]uint64
 	next     chan struct{} // closed at the next answer from single events
 	always   bool          // the gate never shuts (tests)
+	// pools is each MetalLB pool's count of assigned addresses, as last
+	// written to its status.
+	pools map[string]int64
+	// watched: since MetalLB last answered from single events, some pool
+	// has always had enough assigned addresses for a start to show in its
+	// status, so the answer holds until one does.
+	watched bool
 }
 
 func newLiveness(c client.Client, ns string, trust time.Duration, m *metrics) *liveness {
 	if trust <= 0 {
 		trust = defaultTrust
 	}
-	return &liveness{client: c, ns: ns, now: time.Now, metrics: m, trust: trust, next: make(chan struct{})}
+	return &liveness{client: c, ns: ns, now: time.Now, metrics: m, trust: trust, next: make(chan struct{}),
+		pools: map[string]int64{}}
 }
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -164,7 +176,34 @@ func (l *liveness) Opened() <-chan struct{} {
 }
 
 func (l *liveness) open() bool {
-	return l.always || !l.trusted.IsZero() && l.now().Sub(l.trusted) < l.trust
+	return l.always || !l.trusted.IsZero() && (l.watched || l.now().Sub(l.trusted) < l.trust)
+}
+
+// startShows: some pool has enough assigned addresses for a start of
+// MetalLB to show in its status.
+func (l *liveness) startShows() bool {
+	for _, assigned := range l.pools {
+		if assigned >= restartedFrom {
+			return true
+		}
+	}
+	return false
+}
+
+// pool records a MetalLB pool's count of assigned addresses (gone: the pool
+// was deleted). Once no pool could show a start, the last answer is trusted
+// for the trust period only, counted from when it came.
+func (l *liveness) pool(name string, assigned int64, gone bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if gone {
+		delete(l.pools, name)
+	} else {
+		l.pools[name] = assigned
+	}
+	if !l.startShows() {
+		l.watched = false
+	}
 }
 
 // trustAlways keeps the gate open (Options.TrustMetalLBAlways).
@@ -293,6 +332,7 @@ func (l *liveness) observe(ctx context.Context, set, i int, probe *corev1.Servic
 	l.asked, l.answered = time.Time{}, nil
 	if single {
 		l.trusted = l.now()
+		l.watched = l.startShows()
 		close(l.next)
 		l.next = make(chan struct{})
 	}
@@ -431,8 +471,9 @@ func startedAgain(old, new *unstructured.Unstructured) bool {
 }
 
 // setupStarts shuts the gate when a pool's status tells of a MetalLB that
-// started again. Until then the driver would trust MetalLB's last answer
-// (up to five minutes) or wait for a refusal naming a phantom: in the
+// started again, and keeps each pool's count for the gate (see
+// liveness.pool). Without it the driver would trust MetalLB's last answer
+// until a refusal naming a phantom or the end of the trust period: in the
 // 600-claim chaos run of 2026-12-02 16:21 the driver went on writing for
 // 66 s after MetalLB's last start, its pins and new holds made MetalLB's
 // next three full passes ask for another, and MetalLB took five passes
@@ -443,13 +484,26 @@ func (b *Backend) setupStarts(mgr ctrl.Manager) error {
 	ns := b.opts.MetalLBNamespace
 	return ctrl.NewControllerManagedBy(mgr).Named("metallb-start").
 		WatchesRawSource(source.Kind(mgr.GetCache(), pool, handler.TypedFuncs[*unstructured.Unstructured, reconcile.Request]{
+			CreateFunc: func(_ context.Context, e event.TypedCreateEvent[*unstructured.Unstructured], _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				if e.Object.GetNamespace() == ns {
+					b.live.pool(e.Object.GetName(), assignedIn(e.Object), false)
+				}
+			},
 			UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[*unstructured.Unstructured], _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-				if e.ObjectNew.GetNamespace() != ns || !startedAgain(e.ObjectOld, e.ObjectNew) {
+				if e.ObjectNew.GetNamespace() != ns {
 					return
 				}
-				b.live.distrust(time.Time{})
-				log.FromContext(ctx).Info("MetalLB's count of the addresses it assigned from a pool fell at once: it started again, and ignores single Service events until a full pass succeeds; the driver waits",
-					"pool", e.ObjectNew.GetName(), "before", assignedIn(e.ObjectOld), "after", assignedIn(e.ObjectNew))
+				if startedAgain(e.ObjectOld, e.ObjectNew) {
+					b.live.distrust(time.Time{})
+					log.FromContext(ctx).Info("MetalLB's count of the addresses it assigned from a pool fell at once: it started again, and ignores single Service events until a full pass succeeds; the driver waits",
+						"pool", e.ObjectNew.GetName(), "before", assignedIn(e.ObjectOld), "after", assignedIn(e.ObjectNew))
+				}
+				b.live.pool(e.ObjectNew.GetName(), assignedIn(e.ObjectNew), false)
+			},
+			DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[*unstructured.Unstructured], _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				if e.Object.GetNamespace() == ns {
+					b.live.pool(e.Object.GetName(), 0, true)
+				}
 			},
 		})).
 		Complete(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil }))

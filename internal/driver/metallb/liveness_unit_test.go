@@ -17,10 +17,13 @@ limitations under the License.
 package metallb
 
 import (
+	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -93,4 +96,53 @@ func TestAPoolCountFallingToAQuarterAtOnceReadsAsAStart(t *testing.T) {
 	} {
 		g.Expect(startedAgain(c.old, c.new)).To(Equal(c.started), "%v → %v", c.old.Object, c.new.Object)
 	}
+}
+
+// TestAnAnswerHoldsWhileAStartWouldShowInAPool: MetalLB's answer from single
+// events holds for as long as some pool has enough assigned addresses for a
+// start to show in its status, however long that is; where none has, it
+// holds for the trust period, and a pool that grows later does not make an
+// old answer good again.
+func TestAnAnswerHoldsWhileAStartWouldShowInAPool(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
+	l := newLiveness(nil, "ns", time.Minute, &metrics{
+		ready:        prometheus.NewGauge(prometheus.GaugeOpts{Name: "ready"}),
+		probes:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "probes"}, []string{"answer"}),
+		probeSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "probe_seconds"}),
+	})
+	l.now = func() time.Time { return now }
+	rv := 100
+	answer := func() {
+		l.asked, l.set, l.order, l.answered = now, 0, []int{3, 1, 4, 0, 2}, map[int]uint64{}
+		for _, i := range l.order {
+			rv++
+			probe := &corev1.Service{ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.Itoa(rv),
+				Annotations: map[string]string{annotationProbeAsked: now.UTC().Format(time.RFC3339Nano)}}}
+			g.Expect(l.observe(context.Background(), 0, i, probe)).To(Succeed())
+		}
+		g.Expect(l.open()).To(BeTrue(), "MetalLB answered in the order asked")
+	}
+
+	l.pool("small", 3, false)
+	l.pool("big", 300, false)
+	answer()
+	now = now.Add(time.Hour)
+	g.Expect(l.open()).To(BeTrue(), "a start would have shown in pool big")
+	l.pool("big", 12, false) // released, a few at a time
+	g.Expect(l.open()).To(BeFalse(), "no pool can show a start now, and the answer is an hour old")
+
+	answer()
+	now = now.Add(30 * time.Second)
+	g.Expect(l.open()).To(BeTrue(), "within the trust period")
+	now = now.Add(time.Minute)
+	g.Expect(l.open()).To(BeFalse(), "past the trust period, with no pool that could show a start")
+	l.pool("big", 40, false)
+	g.Expect(l.open()).To(BeFalse(), "a start may have gone unseen while the pool was small")
+
+	answer()
+	now = now.Add(time.Hour)
+	g.Expect(l.open()).To(BeTrue())
+	l.pool("big", 0, true)
+	g.Expect(l.open()).To(BeFalse(), "the pool that could show a start is gone")
 }
