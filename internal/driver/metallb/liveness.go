@@ -135,9 +135,10 @@ type liveness struct {
 	// pools is each MetalLB pool's count of assigned addresses, as last
 	// written to its status.
 	pools map[string]int64
-	// watched: since MetalLB last answered from single events, some pool
-	// has always had enough assigned addresses for a start to show in its
-	// status, so the answer holds until one does.
+	// watched: since MetalLB last answered from single events, or since a
+	// pool grew able to show a start while that answer was trusted, some
+	// pool has always had enough assigned addresses for a start to show in
+	// its status, so the answer holds until one does.
 	watched bool
 }
 
@@ -192,7 +193,9 @@ func (l *liveness) startShows() bool {
 
 // pool records a MetalLB pool's count of assigned addresses (gone: the pool
 // was deleted). Once no pool could show a start, the last answer is trusted
-// for the trust period only, counted from when it came.
+// for the trust period only, counted from when it came. A pool that grows
+// able to show one while the answer is still trusted (a driver that started
+// with empty pools) makes it hold from then on, as if it had come then.
 func (l *liveness) pool(name string, assigned int64, gone bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -201,9 +204,7 @@ func (l *liveness) pool(name string, assigned int64, gone bool) {
 	} else {
 		l.pools[name] = assigned
 	}
-	if !l.startShows() {
-		l.watched = false
-	}
+	l.watched = l.startShows() && l.open()
 }
 
 // trustAlways keeps the gate open (Options.TrustMetalLBAlways).

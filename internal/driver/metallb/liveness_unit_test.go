@@ -145,4 +145,17 @@ func TestAnAnswerHoldsWhileAStartWouldShowInAPool(t *testing.T) {
 	g.Expect(l.open()).To(BeTrue())
 	l.pool("big", 0, true)
 	g.Expect(l.open()).To(BeFalse(), "the pool that could show a start is gone")
+
+	// A driver that starts with empty pools: MetalLB answers before any
+	// pool can show a start, and one grows able to while the answer holds.
+	answer()
+	now = now.Add(30 * time.Second)
+	l.pool("new", 16, false)
+	now = now.Add(time.Hour)
+	g.Expect(l.open()).To(BeTrue(), "a start would have shown in pool new since it reached 16")
+	l.distrust(time.Time{}) // a start seen
+	l.pool("new", 2, false)
+	g.Expect(l.open()).To(BeFalse())
+	l.pool("new", 300, false) // MetalLB's catch-up pass
+	g.Expect(l.open()).To(BeFalse(), "only a new answer opens the gate after a start")
 }
