@@ -40,7 +40,7 @@ func TestAvailabilityValues(t *testing.T) {
 		chart, manager, memoryLimit string
 	}{
 		{coreChart, "address-controller", "384Mi"},
-		{driverChart, "metallb-iad", "512Mi"},
+		{driverChart, "metallb-iad", "1Gi"},
 		{ciliumChart, "cilium-iad", "512Mi"},
 	} {
 		selector := map[string]any{"app.kubernetes.io/name": tc.manager, "app.kubernetes.io/instance": tc.chart}
