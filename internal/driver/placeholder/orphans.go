@@ -44,9 +44,11 @@ import (
 // Lost, nobody else would ever release the allocator's allocation, so this
 // reconciler does: nothing holds an address the ledger does not record for
 // longer than a pass. A claim Bound to the very address the placeholder
-// reserved, or holding it, is no reason: the claim's change, or the
-// IPAddress, can reach the cache before the placeholder's pin does, and that
-// placeholder is the hold to be (see holdsFor).
+// reserved is no reason: the claim's change can reach the cache before the
+// IPAddress does, and that placeholder is the hold to be. One the allocator
+// gave an address its claim holds, unpinned, is pinned to it instead (the
+// IPAddress can reach the cache before the pin, or the claim was bound to
+// that address some other way before its hold existed).
 type Orphans struct {
 	Set *Set
 	// Provisioner is the backend's: a claim served by another driver needs
@@ -72,16 +74,20 @@ func (r *Orphans) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result,
 	if !r.Set.IsAllocation(ph) || len(ph.OwnerReferences) > 0 || ph.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	claimUID := ph.Labels[v1alpha1.LabelClaimUID]
 	// Recorded meanwhile? Then the hold adopts it.
-	if name := ph.Annotations[AnnotationAddressName]; name != "" {
-		a := &v1alpha1.IPAddress{}
-		err := r.Set.Client.Get(ctx, client.ObjectKey{Name: name}, a)
-		if client.IgnoreNotFound(err) != nil {
+	if recorded, err := r.recordedForClaim(ctx, ph, ph.Annotations[AnnotationAddressName]); err != nil || recorded {
+		return ctrl.Result{}, err
+	}
+	// Given an address its claim holds, without the pin that makes the hold
+	// adopt it: the pin has not reached the cache yet (the driver records the
+	// IPAddress after it), or the claim was bound to that address some other
+	// way before its hold existed. Pinning it makes it that address's hold.
+	if ip, ok := IngressOfFamily(ph, v1alpha1.IPFamily(ph.Labels[v1alpha1.LabelFamily])); ok {
+		if recorded, err := r.recordedForClaim(ctx, ph, ipaddr.ObjectName(ip)); err != nil || recorded {
+			if err == nil {
+				err = r.Set.Record(ctx, ph, ip)
+			}
 			return ctrl.Result{}, err
-		}
-		if err == nil && a.Spec.ClaimRef != nil && string(a.Spec.ClaimRef.UID) == claimUID {
-			return ctrl.Result{}, nil
 		}
 	}
 	why, err := r.unneeded(ctx, ph)
@@ -117,11 +123,11 @@ func (r *Orphans) unneeded(ctx context.Context, ph *corev1.Service) (string, err
 		return "its claim is served by another driver now", nil
 	case claim.Spec.AddressName != "":
 		return "its claim names an address", nil
-	case claim.Status.Phase == v1alpha1.ClaimBound && slices.ContainsFunc(holdsFor(ph, family), func(n string) bool { return lists(claim, n) }):
-		// Bound to the address this placeholder reserved, which the cache
-		// has not shown yet (the claim's change can arrive before the
-		// address's): it is the hold to be. Deleting it would leave the
-		// address free in the allocator until a new hold got it.
+	case claim.Status.Phase == v1alpha1.ClaimBound && (lists(claim, ph.Annotations[AnnotationAddressName]) || lists(claim, assignedName(ph, family))):
+		// Bound to the address this placeholder reserved, or was given,
+		// which the cache has not shown yet (the claim's change can arrive
+		// before the address's): it is the hold to be. Deleting it would
+		// leave the address free in the allocator until a new hold got it.
 		return "", nil
 	case claim.Status.Phase == v1alpha1.ClaimBound || claim.Status.Phase == v1alpha1.ClaimLost:
 		return "its claim is " + string(claim.Status.Phase), nil
@@ -135,28 +141,33 @@ func (r *Orphans) unneeded(ctx context.Context, ph *corev1.Service) (string, err
 		return "", err
 	}
 	for _, a := range list.Items {
-		if ref := a.Spec.ClaimRef; ref.UID == claim.UID && a.Family() == family && !slices.Contains(holdsFor(ph, family), a.Name) {
+		if ref := a.Spec.ClaimRef; ref.UID == claim.UID && a.Family() == family {
 			return "its claim has an " + string(family) + " address already", nil
 		}
 	}
 	return "", nil
 }
 
-// holdsFor names the IPAddresses an allocation placeholder may be the hold
-// to be for: the one it was pinned for, and the one named after the address
-// the allocator gave it. The second covers a cache that shows the IPAddress
-// the driver recorded before the pin that came first (two watches, two
-// orders): in a 10,000-claim benchmark run one such placeholder was deleted
-// as its claim's second address, leaving its address free in the allocator.
-func holdsFor(ph *corev1.Service, family v1alpha1.IPFamily) []string {
-	var names []string
-	if name := ph.Annotations[AnnotationAddressName]; name != "" {
-		names = append(names, name)
-	}
+// assignedName is the name of the IPAddress for the address of family the
+// allocator gave the placeholder, "" while it gave none.
+func assignedName(ph *corev1.Service, family v1alpha1.IPFamily) string {
 	if ip, ok := IngressOfFamily(ph, family); ok {
-		names = append(names, ipaddr.ObjectName(ip))
+		return ipaddr.ObjectName(ip)
 	}
-	return names
+	return ""
+}
+
+// recordedForClaim reports whether the IPAddress name exists with the
+// placeholder's claim in its claimRef.
+func (r *Orphans) recordedForClaim(ctx context.Context, ph *corev1.Service, name string) (bool, error) {
+	if name == "" {
+		return false, nil
+	}
+	a := &v1alpha1.IPAddress{}
+	if err := r.Set.Client.Get(ctx, client.ObjectKey{Name: name}, a); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return a.Spec.ClaimRef != nil && string(a.Spec.ClaimRef.UID) == ph.Labels[v1alpha1.LabelClaimUID], nil
 }
 
 // lists reports whether the claim's status names the IPAddress name.
