@@ -284,7 +284,9 @@ func TestAPlaceholderAssignedItsClaimsAddressIsKept(t *testing.T) {
 	startDriver(t)
 	g.Eventually(driverSeries(g, "metallb_iad_metallb_ready"), timeout, tick).Should(Equal(1.0),
 		"the driver's gate is open (it asked to make the address's hold), so it could delete the placeholder")
-	g.Eventually(func() string { return kit.Service(g, placeholderNS, ph.Name).Annotations[placeholder.AnnotationAddressName] }, timeout, tick).
+	g.Eventually(func() string {
+		return kit.Service(g, placeholderNS, ph.Name).Annotations[placeholder.AnnotationAddressName]
+	}, timeout, tick).
 		Should(Equal(addr.Name), "pinned to the claim's address, for its hold to adopt it")
 	g.Consistently(kit.Gone(ph), 5*time.Second, tick).Should(BeFalse(), "the hold to be is kept")
 }
