@@ -91,6 +91,7 @@ func (s *Set) Record(ctx context.Context, ph *corev1.Service, ip netip.Addr) err
 // holds nothing any more, and is not counted.
 func (s *Set) Hold(ctx context.Context, a *v1alpha1.IPAddress, ip netip.Addr, class string,
 	mark func(ph *corev1.Service, created bool)) (*corev1.Service, error) {
+	defer s.holding.lock(a.Name)()
 	phs, err := s.Of(ctx, a.Name, false)
 	if err != nil {
 		return nil, err
@@ -111,6 +112,12 @@ func (s *Set) Hold(ctx context.Context, a *v1alpha1.IPAddress, ip netip.Addr, cl
 		return ph, nil
 	}
 	ph := phs[0]
+	// A pass that held the address just before this one patched ph; the
+	// manager's client reads that write back before the cache has it, so
+	// the same patch is not sent twice.
+	if err := s.Client.Get(ctx, client.ObjectKeyFromObject(ph), ph); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
 	orig := ph.DeepCopy()
 	MarkHold(ph, a)
 	mark(ph, false)

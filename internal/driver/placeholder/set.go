@@ -65,6 +65,9 @@ type Set struct {
 	Allocator string
 
 	deleted Deletions
+	// holding lets one pass at a time make an address's hold: the claim's
+	// and the address's passes often do it at once, from the same cache.
+	holding keyLocks
 }
 
 // In reports whether o is one of the Set's placeholders.
