@@ -19,7 +19,6 @@ package manager_test
 import (
 	"context"
 	"net/netip"
-	"os"
 	"reflect"
 	"testing"
 
@@ -37,13 +36,7 @@ import (
 var testCluster *cluster.Cluster
 
 func TestMain(m *testing.M) {
-	var err error
-	if testCluster, err = cluster.Start(cluster.Options{WithoutControllerManager: true, WithoutMetalLB: true}); err != nil {
-		panic(err)
-	}
-	code := m.Run()
-	_ = testCluster.Stop()
-	os.Exit(code)
+	cluster.RunTests(m, cluster.Options{WithoutControllerManager: true, WithoutMetalLB: true}, &testCluster)
 }
 
 // frozenCache stands in for an informer cache whose watch has not brought

@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,6 +87,21 @@ type Cluster struct {
 	cilium   *process
 	// metallbMetrics is the URL of the MetalLB controller's metrics.
 	metallbMetrics string
+}
+
+// RunTests is a package's TestMain: it starts a cluster with opts, keeps it
+// in *c while the package's tests run, stops it, and exits with their
+// result.
+func RunTests(m *testing.M, opts Options, c **Cluster) {
+	started, err := Start(opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*c = started
+	code := m.Run()
+	_ = started.Stop()
+	os.Exit(code)
 }
 
 // Start brings up a cluster. On error, everything started is stopped again.

@@ -19,7 +19,6 @@ package placeholder_test
 import (
 	"context"
 	"net/netip"
-	"os"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -40,13 +39,7 @@ import (
 var testCluster *cluster.Cluster
 
 func TestMain(m *testing.M) {
-	var err error
-	if testCluster, err = cluster.Start(cluster.Options{WithoutControllerManager: true, WithoutMetalLB: true}); err != nil {
-		panic(err)
-	}
-	code := m.Run()
-	_ = testCluster.Stop()
-	os.Exit(code)
+	cluster.RunTests(m, cluster.Options{WithoutControllerManager: true, WithoutMetalLB: true}, &testCluster)
 }
 
 // staleServices stands in for an informer cache whose watch has not brought
