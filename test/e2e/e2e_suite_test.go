@@ -71,6 +71,44 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	kit = testkit.New(c)
 }, NodeTimeout(10*time.Minute))
 
+// logged is what a harness that runs the managers itself can show of their
+// logs (the local one).
+type logged interface {
+	Log(m harness.Manager) string
+}
+
+// logsKept bounds the lines of each manager's log a failed spec shows.
+const logsKept = 400
+
+// A failed spec shows what the managers logged while it ran, so that a
+// failure in CI can be read without rerunning it.
+var _ = JustBeforeEach(func() {
+	l, ok := h.(logged)
+	if !ok {
+		return
+	}
+	from := map[harness.Manager]int{}
+	for _, m := range []harness.Manager{harness.Core, harness.Driver} {
+		from[m] = len(l.Log(m))
+	}
+	DeferCleanup(func() {
+		if !CurrentSpecReport().Failed() {
+			return
+		}
+		for m, at := range from {
+			text := l.Log(m)
+			if at > len(text) { // the log was started again
+				at = 0
+			}
+			lines := strings.Split(strings.TrimRight(text[at:], "\n"), "\n")
+			if len(lines) > logsKept {
+				lines = lines[len(lines)-logsKept:]
+			}
+			GinkgoWriter.Printf("--- %s, the last %d lines it logged during this spec ---\n%s\n", m, len(lines), strings.Join(lines, "\n"))
+		}
+	})
+})
+
 var _ = AfterSuite(func() {
 	if h != nil {
 		Expect(h.Close()).To(Succeed())
