@@ -18,6 +18,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -261,3 +262,36 @@ func loadBalancer(ns, name string, annotations map[string]string) *corev1.Servic
 }
 
 var _ = context.Background
+
+// With CLUSTER_AUDIT=1 the API server logs every write, with its body and
+// its writer, in the cluster's folder; reads and events are left out.
+func TestAuditRecordsEachWriteWithItsBody(t *testing.T) {
+	g := NewWithT(t)
+	t.Setenv("CLUSTER_AUDIT", "1")
+	c, err := Start(Options{WithoutControllerManager: true, WithoutMetalLB: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { g.Expect(c.Stop()).To(Succeed()) })
+	cs := kubernetes.NewForConfigOrDie(c.Config)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "audited", Namespace: "default"},
+		Data: map[string]string{"written": "by-the-audit-test"}}
+	_, err = cs.CoreV1().ConfigMaps("default").Create(t.Context(), cm, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = cs.CoreV1().ConfigMaps("default").Get(t.Context(), "audited", metav1.GetOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	entries := func() []map[string]any {
+		raw, _ := os.ReadFile(filepath.Join(c.Dir, "audit.log"))
+		var out []map[string]any
+		for line := range strings.SplitSeq(strings.TrimSpace(string(raw)), "\n") {
+			var e map[string]any
+			if json.Unmarshal([]byte(line), &e) == nil && strings.Contains(line, `"audited"`) {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	g.Eventually(entries, 10*time.Second, 100*time.Millisecond).Should(ConsistOf(And(
+		HaveKeyWithValue("verb", "create"),
+		HaveKeyWithValue("requestObject", HaveKeyWithValue("data", HaveKeyWithValue("written", "by-the-audit-test"))),
+	)), "the create, with its body; not the get")
+}
