@@ -91,7 +91,7 @@ func (s *Set) Record(ctx context.Context, ph *corev1.Service, ip netip.Addr) err
 // holds nothing any more, and is not counted.
 func (s *Set) Hold(ctx context.Context, a *v1alpha1.IPAddress, ip netip.Addr, class string,
 	mark func(ph *corev1.Service, created bool)) (*corev1.Service, error) {
-	defer s.holding.lock(a.Name)()
+	defer s.lockHold(a.Name)()
 	phs, err := s.Of(ctx, a.Name, false)
 	if err != nil {
 		return nil, err

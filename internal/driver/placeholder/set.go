@@ -22,11 +22,13 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/keymutex"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -67,7 +69,21 @@ type Set struct {
 	deleted Deletions
 	// holding lets one pass at a time make an address's hold: the claim's
 	// and the address's passes often do it at once, from the same cache.
-	holding keyLocks
+	holding     keymutex.KeyMutex
+	holdingInit sync.Once
+}
+
+// holdLocks is how many locks the addresses' names are hashed to: more than
+// the passes that can run at once, so that two addresses rarely wait for
+// each other.
+const holdLocks = 64
+
+// lockHold waits until no other pass makes the hold of the address named
+// name, and returns what lets the next one go.
+func (s *Set) lockHold(name string) (unlock func()) {
+	s.holdingInit.Do(func() { s.holding = keymutex.NewHashed(holdLocks) })
+	s.holding.LockKey(name)
+	return func() { _ = s.holding.UnlockKey(name) }
 }
 
 // In reports whether o is one of the Set's placeholders.
