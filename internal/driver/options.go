@@ -63,9 +63,14 @@ func (o *Options) ManagerOptions(opts *ctrl.Options) {
 	opts.Cache.ByObject[&corev1.Service{}] = cache.ByObject{Transform: trimService}
 }
 
-// trimService keeps each port's protocol and number, the traffic policy and
-// the selector (what load balancers' sharing rules read), the families, the
-// requested IP and the load balancer status.
+// trimService keeps, of a LoadBalancer Service, each port's protocol and
+// number, the traffic policy, the families, the requested IP and the load
+// balancer status, and the selector only under the Local traffic policy,
+// where load balancers' sharing rules compare it. Of any other Service it
+// keeps the type: nothing the driver does reads more of one, and a Service
+// that becomes a LoadBalancer comes back whole with the update. Most of a
+// cluster's Services are such plain ones, and a selector is the largest part
+// of what is left of them.
 func trimService(obj any) (any, error) {
 	s, ok := obj.(*corev1.Service)
 	if !ok {
@@ -73,19 +78,26 @@ func trimService(obj any) (any, error) {
 	}
 	s.ManagedFields = nil
 	delete(s.Annotations, corev1.LastAppliedConfigAnnotation)
+	s.Status = corev1.ServiceStatus{LoadBalancer: s.Status.LoadBalancer}
+	if s.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		s.Spec = corev1.ServiceSpec{Type: s.Spec.Type}
+		return s, nil
+	}
 	ports := make([]corev1.ServicePort, len(s.Spec.Ports))
 	for i, p := range s.Spec.Ports {
 		ports[i] = corev1.ServicePort{Protocol: p.Protocol, Port: p.Port}
 	}
-	s.Spec = corev1.ServiceSpec{
+	spec := corev1.ServiceSpec{
 		Type:                  s.Spec.Type,
 		IPFamilies:            s.Spec.IPFamilies,
 		IPFamilyPolicy:        s.Spec.IPFamilyPolicy,
 		LoadBalancerIP:        s.Spec.LoadBalancerIP, //nolint:staticcheck // load balancers still honour it
 		Ports:                 ports,
 		ExternalTrafficPolicy: s.Spec.ExternalTrafficPolicy,
-		Selector:              s.Spec.Selector,
 	}
-	s.Status = corev1.ServiceStatus{LoadBalancer: s.Status.LoadBalancer}
+	if spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
+		spec.Selector = s.Spec.Selector
+	}
+	s.Spec = spec
 	return s, nil
 }
