@@ -24,6 +24,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 )
 
 // Options tune the driver's controllers.
@@ -51,16 +53,32 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"How addresses move between their hold and a Service: auto (shared where the backend can share the address, gap elsewhere) or gap (always gap).")
 }
 
-// ManagerOptions trims the Services in the manager's cache to what the
-// framework and a Service-based backend read: a driver watches every
-// Service of the cluster, and most of their bytes (ports' details,
-// kubectl's last-applied copy, managed fields) would only cost memory. The
-// framework never writes a Service back whole: it patches.
+// ManagerOptions trims the Services and claims in the manager's cache to
+// what the framework and a Service-based backend read: a driver watches
+// every Service and claim of the cluster, and most of their bytes (ports'
+// details, kubectl's last-applied copy, managed fields, the claims'
+// conditions) would only cost memory. The framework never writes a Service
+// back whole (it patches) and never writes a claim.
 func (o *Options) ManagerOptions(opts *ctrl.Options) {
 	if opts.Cache.ByObject == nil {
 		opts.Cache.ByObject = map[client.Object]cache.ByObject{}
 	}
 	opts.Cache.ByObject[&corev1.Service{}] = cache.ByObject{Transform: trimService}
+	opts.Cache.ByObject[&v1alpha1.IPAddressClaim{}] = cache.ByObject{Transform: trimClaim}
+}
+
+// trimClaim drops a claim's conditions, kubectl's last-applied copy and
+// its managed fields: the core writes the conditions for people to read,
+// and a driver goes by the claim's spec, phase and addresses.
+func trimClaim(obj any) (any, error) {
+	c, ok := obj.(*v1alpha1.IPAddressClaim)
+	if !ok {
+		return obj, nil
+	}
+	c.ManagedFields = nil
+	delete(c.Annotations, corev1.LastAppliedConfigAnnotation)
+	c.Status.Conditions = nil
+	return c, nil
 }
 
 // trimService keeps, of a LoadBalancer Service, each port's protocol and

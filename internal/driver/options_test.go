@@ -23,6 +23,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 )
 
 func serviceToTrim(typ corev1.ServiceType, policy corev1.ServiceExternalTrafficPolicy) *corev1.Service {
@@ -79,4 +81,29 @@ func TestTrimServiceKeepsWhatALoadBalancerServiceIsJudgedBy(t *testing.T) {
 
 	local := trimmed(t, serviceToTrim(corev1.ServiceTypeLoadBalancer, corev1.ServiceExternalTrafficPolicyLocal))
 	g.Expect(local.Spec.Selector).To(Equal(map[string]string{"app": "web"}), "under the Local policy MetalLB compares selectors")
+}
+
+func TestTrimClaimKeepsWhatADriverGoesBy(t *testing.T) {
+	g := NewWithT(t)
+	claim := &v1alpha1.IPAddressClaim{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "web", Namespace: "tenant", UID: "u1",
+			Annotations:   map[string]string{v1alpha1.AnnotationProvisioner: "p", corev1.LastAppliedConfigAnnotation: "{}"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+		},
+		Spec: v1alpha1.IPAddressClaimSpec{ClassName: "public", Family: v1alpha1.IPv4, AddressName: "ip-192-0-2-1"},
+		Status: v1alpha1.IPAddressClaimStatus{
+			Phase: v1alpha1.ClaimBound, ClassName: "public",
+			Addresses:  []v1alpha1.ClaimedAddress{{Name: "ip-192-0-2-1", Address: "192.0.2.1"}},
+			Conditions: []metav1.Condition{{Type: v1alpha1.ConditionBound, Status: metav1.ConditionTrue, Reason: "Bound", Message: "Bound to ip-192-0-2-1"}},
+		},
+	}
+	want := claim.DeepCopy()
+	want.ManagedFields = nil
+	want.Annotations = map[string]string{v1alpha1.AnnotationProvisioner: "p"}
+	want.Status.Conditions = nil
+
+	out, err := trimClaim(claim)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out).To(Equal(want))
 }
