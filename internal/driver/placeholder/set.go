@@ -182,12 +182,18 @@ func (s *Set) Indexes(ctx context.Context, idx client.FieldIndexer) error {
 	}); err != nil {
 		return err
 	}
-	return idx.IndexField(ctx, &corev1.Service{}, IndexByClaimUID, func(o client.Object) []string {
-		if uid := o.GetLabels()[v1alpha1.LabelClaimUID]; uid != "" && s.In(o) {
-			return []string{uid}
-		}
-		return nil
-	})
+	return idx.IndexField(ctx, &corev1.Service{}, IndexByClaimUID, s.allocationClaimUID)
+}
+
+// allocationClaimUID is what IndexByClaimUID files a Service under: the
+// claim of an allocation placeholder. Holds carry their claim's UID too, but
+// nothing looks them up by it, and leaving them out keeps the index small:
+// a cluster has a hold for every address and few allocations in flight.
+func (s *Set) allocationClaimUID(o client.Object) []string {
+	if uid := o.GetLabels()[v1alpha1.LabelClaimUID]; uid != "" && s.IsAllocation(o) {
+		return []string{uid}
+	}
+	return nil
 }
 
 // Placeholders is a predicate that lets only the Set's placeholders through.
@@ -195,7 +201,8 @@ func (s *Set) Placeholders() predicate.Predicate {
 	return predicate.NewPredicateFuncs(s.In)
 }
 
-// AllocationsOfClaim maps a claim to its allocation placeholders.
+// AllocationsOfClaim maps a claim to its allocation placeholders (not to
+// its holds).
 func (s *Set) AllocationsOfClaim(ctx context.Context, o client.Object) []reconcile.Request {
 	return manager.RequestsByIndex(ctx, s.Client, &corev1.ServiceList{}, IndexByClaimUID, string(o.GetUID()),
 		client.InNamespace(s.Namespace))
