@@ -330,8 +330,14 @@ func (e *env) measure(ctx context.Context, sc scenario, n int, ceiling Ceiling) 
 		if err != nil {
 			continue
 		}
-		res.Processes[name] = ProcStats{PeakRSSMiB: mib(ps.hwm), RSSMiB: mib(ps.rss),
+		st := ProcStats{PeakRSSMiB: mib(ps.hwm), RSSMiB: mib(ps.rss), FileRSSMiB: mib(ps.fileRSS),
 			CPUSeconds: (ps.cpu - cpuBefore[name]).Seconds(), PeakSinceStart: !reset[name]}
+		if url, ok := e.pprof[name]; ok {
+			if live, err := liveHeap(rctx, url); err == nil {
+				st.LiveHeapMiB = mib(live)
+			}
+		}
+		res.Processes[name] = st
 	}
 	if errBefore != nil || errAfter != nil {
 		res.Error = strings.TrimSpace(res.Error + fmt.Sprintf(" reading counters: %v %v", errBefore, errAfter))

@@ -30,7 +30,7 @@ func TestBenchSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cfg := Config{Sizes: []int{50}, Workers: 16, QPS: -1, ClaimConcurrency: 4, AddressConcurrency: 4, DriverConcurrency: 4,
-		Unrelated: 50, Settle: time.Second, WireRebuilds: 3, Log: t.Logf}
+		Unrelated: 50, Settle: time.Second, WireRebuilds: 3, Pprof: true, Log: t.Logf}
 	report, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +45,14 @@ func TestBenchSmoke(t *testing.T) {
 		t.Errorf("wire scenario: %+v, want 4 first answers, 3 recovered outages, at 50 probes/s or more", w)
 	}
 	checkScenarios(t, report, []string{"a-static", "b-metallb", "c-associate", "d-teardown"}, "metallb")
+	for _, res := range report.Sizes[0].Scenarios {
+		for _, proc := range []string{procCore, procDriver} {
+			if ps := res.Processes[proc]; ps.LiveHeapMiB <= 0 || ps.LiveHeapMiB > ps.RSSMiB || ps.FileRSSMiB <= 0 {
+				t.Errorf("%s: %s's live heap %.1f MiB, file pages %.1f MiB of RSS %.1f MiB; want both read, within RSS",
+					res.Scenario, proc, ps.LiveHeapMiB, ps.FileRSSMiB, ps.RSSMiB)
+			}
+		}
+	}
 }
 
 // checkScenarios checks that a run of 50 claims measured its ceiling and

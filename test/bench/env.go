@@ -64,6 +64,9 @@ type env struct {
 	coreArgs, driverArgs []string
 	coreBin, driverBin   string
 
+	// pprof are the managers' pprof handlers by process (with -pprof).
+	pprof map[string]string
+
 	// peer is the Cluster API in-cluster IPAM provider, when the anchors
 	// run and its binary was given; it runs for the whole run.
 	peer    *cluster.Process
@@ -180,13 +183,15 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 		"--concurrency", strconv.Itoa(cfg.DriverConcurrency),
 		"--handoff", cfg.handoffs()[0])
 	if cfg.Pprof {
-		for name, args := range map[string]*[]string{"the core": &e.coreArgs, "the driver": &e.driverArgs} {
+		e.pprof = map[string]string{}
+		for proc, args := range map[string]*[]string{procCore: &e.coreArgs, procDriver: &e.driverArgs} {
 			port, err := cluster.FreePort()
 			if err != nil {
 				return nil, err
 			}
 			*args = append(*args, "--pprof-bind-address", "127.0.0.1:"+strconv.Itoa(port))
-			cfg.logf("pprof of %s at http://127.0.0.1:%d/debug/pprof/", name, port)
+			e.pprof[proc] = fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/", port)
+			cfg.logf("pprof of the %s at %s", proc, e.pprof[proc])
 		}
 	}
 	e.coreURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", corePort)

@@ -17,9 +17,12 @@ limitations under the License.
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -176,12 +179,12 @@ const clockTicks = 100
 
 // procSample is a process's CPU time so far and memory.
 type procSample struct {
-	cpu      time.Duration
-	rss, hwm uint64 // bytes
+	cpu               time.Duration
+	rss, hwm, fileRSS uint64 // bytes
 }
 
-// readProc reads utime+stime from /proc/<pid>/stat and VmRSS and VmHWM from
-// /proc/<pid>/status.
+// readProc reads utime+stime from /proc/<pid>/stat and VmRSS, VmHWM and
+// RssFile from /proc/<pid>/status.
 func readProc(pid int) (procSample, error) {
 	var ps procSample
 	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
@@ -203,19 +206,21 @@ func readProc(pid int) (procSample, error) {
 	}
 	for line := range strings.SplitSeq(string(status), "\n") {
 		key, value, ok := strings.Cut(line, ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
-			continue
+		var field *uint64
+		switch key {
+		case "VmRSS":
+			field = &ps.rss
+		case "VmHWM":
+			field = &ps.hwm
+		case "RssFile":
+			field = &ps.fileRSS
 		}
 		f := strings.Fields(value)
-		if len(f) == 0 {
+		if !ok || field == nil || len(f) == 0 {
 			continue
 		}
 		kb, _ := strconv.ParseUint(f[0], 10, 64)
-		if key == "VmRSS" {
-			ps.rss = kb * 1024
-		} else {
-			ps.hwm = kb * 1024
-		}
+		*field = kb * 1024
 	}
 	return ps, nil
 }
@@ -422,4 +427,38 @@ func unheldStats(before, after map[string]float64) *Unheld {
 		}
 	}
 	return u
+}
+
+// liveHeap asks a manager's pprof handlers (base ends in /debug/pprof/) to
+// collect garbage and returns the heap in use right after: HeapAlloc of
+// the heap profile's text form.
+func liveHeap(ctx context.Context, base string) (uint64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"heap?gc=1&debug=1", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("%s: %s", base, resp.Status)
+	}
+	return heapAlloc(resp.Body)
+}
+
+// heapAlloc finds "# HeapAlloc = <bytes>" in a heap profile's text form.
+func heapAlloc(r io.Reader) (uint64, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "# HeapAlloc = "); ok {
+			return strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, errors.New("no HeapAlloc in the heap profile")
 }

@@ -19,6 +19,10 @@ package main
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/pprof"
+	"strings"
 	"testing"
 	"time"
 )
@@ -53,5 +57,31 @@ func TestWaitWhileShrinkingWaitsForProgressNotForAFixedTime(t *testing.T) {
 	}
 	if waited := time.Since(start); waited < 50*time.Millisecond {
 		t.Fatalf("gave up after %s, before the stall of 50ms", waited)
+	}
+}
+
+func TestLiveHeapReadsAManagersPprofHandlers(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	live, err := liveHeap(context.Background(), srv.URL+"/debug/pprof/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live == 0 {
+		t.Fatal("live heap 0 bytes")
+	}
+	if _, err := liveHeap(context.Background(), srv.URL+"/nothing/"); err == nil {
+		t.Fatal("no error from a URL that serves no profile")
+	}
+}
+
+func TestHeapAllocWantsTheLine(t *testing.T) {
+	if v, err := heapAlloc(strings.NewReader("heap profile: 1: 2 [3: 4] @ heap/1048576\n# HeapAlloc = 12345\n# Sys = 9\n")); err != nil || v != 12345 {
+		t.Fatalf("got %d, %v; want 12345", v, err)
+	}
+	if _, err := heapAlloc(strings.NewReader("# Sys = 9\n")); err == nil {
+		t.Fatal("no error without a HeapAlloc line")
 	}
 }

@@ -220,6 +220,22 @@ type ProcStats struct {
 	RSSMiB         float64 `json:"rssMiB"`
 	CPUSeconds     float64 `json:"cpuSeconds"`
 	PeakSinceStart bool    `json:"peakSinceStart,omitempty"`
+	// FileRSSMiB is the part of RSSMiB mapped from files (the binary's own
+	// pages, which the kernel can drop and read again).
+	FileRSSMiB float64 `json:"fileRSSMiB,omitempty"`
+	// LiveHeapMiB is a manager's heap right after a collection at the end
+	// of the scenario (with -pprof only): what the process keeps.
+	LiveHeapMiB float64 `json:"liveHeapMiB,omitempty"`
+}
+
+// cell is the process's cell in the memory tables: peak MiB / CPU s, and
+// the live heap where it was read.
+func (ps ProcStats) cell() string {
+	c := fmt.Sprintf("%.0f / %.1f", ps.PeakRSSMiB, ps.CPUSeconds)
+	if ps.LiveHeapMiB > 0 {
+		c += fmt.Sprintf(" (live %.0f)", ps.LiveHeapMiB)
+	}
+	return c
 }
 
 // Stage is the latency of one step of a path.
@@ -321,7 +337,7 @@ func (r *Report) scenariosMarkdown(p func(format string, args ...any)) {
 				if !ok {
 					return notAvailable
 				}
-				return fmt.Sprintf("%.0f / %.1f", ps.PeakRSSMiB, ps.CPUSeconds)
+				return ps.cell()
 			}
 			minWrites, ratio := "–", "–"
 			if res.MinWrites > 0 {
@@ -375,7 +391,7 @@ func memoryProcesses(allocator string) []string {
 func (r *Report) memoryMarkdown(p func(format string, args ...any)) {
 	allocator, _ := r.Settings.allocator()
 	memoryProcesses := memoryProcesses(allocator)
-	p("\n### Memory and CPU of each process: peak MiB / CPU s (n/a: not running)\n\n")
+	p("\n### Memory and CPU of each process: peak MiB / CPU s, a manager's live heap MiB with -pprof (n/a: not running)\n\n")
 	p("| scenario | N | %s |\n|---|---:|%s\n", strings.Join(memoryProcesses, " | "),
 		strings.Repeat("---:|", len(memoryProcesses)))
 	for _, run := range r.Sizes {
@@ -384,7 +400,7 @@ func (r *Report) memoryMarkdown(p func(format string, args ...any)) {
 			for i, name := range memoryProcesses {
 				cells[i] = notAvailable
 				if ps, ok := res.Processes[name]; ok {
-					cells[i] = fmt.Sprintf("%.0f / %.1f", ps.PeakRSSMiB, ps.CPUSeconds)
+					cells[i] = ps.cell()
 				}
 			}
 			p("| %s | %d | %s |\n", res.Scenario, res.N, strings.Join(cells, " | "))
