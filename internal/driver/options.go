@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // Options tune the driver's controllers.
@@ -58,13 +59,16 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 // every Service and claim of the cluster, and most of their bytes (ports'
 // details, kubectl's last-applied copy, managed fields, the claims'
 // conditions) would only cost memory. The framework never writes a Service
-// back whole (it patches) and never writes a claim.
+// back whole (it patches) and never writes a claim. Of Services, claims and
+// addresses the cache keeps one copy of each string many of them repeat
+// (manager.Intern).
 func (o *Options) ManagerOptions(opts *ctrl.Options) {
 	if opts.Cache.ByObject == nil {
 		opts.Cache.ByObject = map[client.Object]cache.ByObject{}
 	}
 	opts.Cache.ByObject[&corev1.Service{}] = cache.ByObject{Transform: trimService}
 	opts.Cache.ByObject[&v1alpha1.IPAddressClaim{}] = cache.ByObject{Transform: trimClaim}
+	opts.Cache.ByObject[&v1alpha1.IPAddress{}] = cache.ByObject{Transform: leanAddress}
 }
 
 // trimClaim drops a claim's conditions, kubectl's last-applied copy and
@@ -78,7 +82,31 @@ func trimClaim(obj any) (any, error) {
 	c.ManagedFields = nil
 	delete(c.Annotations, corev1.LastAppliedConfigAnnotation)
 	c.Status.Conditions = nil
+	manager.InternMeta(&c.ObjectMeta)
+	c.Spec.ClassName, c.Status.ClassName = manager.Intern(c.Spec.ClassName), manager.Intern(c.Status.ClassName)
+	c.Spec.Family, c.Status.Phase = manager.Intern(c.Spec.Family), manager.Intern(c.Status.Phase)
 	return c, nil
+}
+
+// leanAddress drops an address's managed fields and kubectl's last-applied
+// copy and interns the strings addresses repeat. It keeps all else: the
+// driver writes an address's status as a merge patch of its conditions,
+// which replaces the whole list.
+func leanAddress(obj any) (any, error) {
+	a, ok := obj.(*v1alpha1.IPAddress)
+	if !ok {
+		return obj, nil
+	}
+	a.ManagedFields = nil
+	delete(a.Annotations, corev1.LastAppliedConfigAnnotation)
+	manager.InternMeta(&a.ObjectMeta)
+	a.Spec.ClassName, a.Spec.ReclaimPolicy = manager.Intern(a.Spec.ClassName), manager.Intern(a.Spec.ReclaimPolicy)
+	if ref := a.Spec.ClaimRef; ref != nil {
+		ref.Namespace = manager.Intern(ref.Namespace)
+	}
+	a.Status.Phase = manager.Intern(a.Status.Phase)
+	manager.InternConditions(a.Status.Conditions)
+	return a, nil
 }
 
 // trimService keeps, of a LoadBalancer Service, each port's protocol and
@@ -96,6 +124,7 @@ func trimService(obj any) (any, error) {
 	}
 	s.ManagedFields = nil
 	delete(s.Annotations, corev1.LastAppliedConfigAnnotation)
+	manager.InternMeta(&s.ObjectMeta)
 	s.Status = corev1.ServiceStatus{LoadBalancer: s.Status.LoadBalancer}
 	if s.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		s.Spec = corev1.ServiceSpec{Type: s.Spec.Type}
