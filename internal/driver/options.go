@@ -20,6 +20,7 @@ import (
 	"flag"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -71,6 +72,14 @@ func (o *Options) ManagerOptions(opts *ctrl.Options) {
 	opts.Cache.ByObject[&v1alpha1.IPAddress{}] = cache.ByObject{Transform: leanAddress}
 }
 
+// leanMeta drops what no reconciler reads of any cached object's metadata
+// (managed fields, kubectl's last-applied copy) and interns the rest.
+func leanMeta(m *metav1.ObjectMeta) {
+	m.ManagedFields = nil
+	delete(m.Annotations, corev1.LastAppliedConfigAnnotation)
+	manager.InternMeta(m)
+}
+
 // trimClaim drops a claim's conditions, kubectl's last-applied copy and
 // its managed fields: the core writes the conditions for people to read,
 // and a driver goes by the claim's spec, phase and addresses.
@@ -79,10 +88,8 @@ func trimClaim(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	c.ManagedFields = nil
-	delete(c.Annotations, corev1.LastAppliedConfigAnnotation)
+	leanMeta(&c.ObjectMeta)
 	c.Status.Conditions = nil
-	manager.InternMeta(&c.ObjectMeta)
 	c.Spec.ClassName, c.Status.ClassName = manager.Intern(c.Spec.ClassName), manager.Intern(c.Status.ClassName)
 	c.Spec.Family, c.Status.Phase = manager.Intern(c.Spec.Family), manager.Intern(c.Status.Phase)
 	return c, nil
@@ -97,9 +104,7 @@ func leanAddress(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	a.ManagedFields = nil
-	delete(a.Annotations, corev1.LastAppliedConfigAnnotation)
-	manager.InternMeta(&a.ObjectMeta)
+	leanMeta(&a.ObjectMeta)
 	a.Spec.ClassName, a.Spec.ReclaimPolicy = manager.Intern(a.Spec.ClassName), manager.Intern(a.Spec.ReclaimPolicy)
 	if ref := a.Spec.ClaimRef; ref != nil {
 		ref.Namespace = manager.Intern(ref.Namespace)
@@ -122,9 +127,7 @@ func trimService(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	s.ManagedFields = nil
-	delete(s.Annotations, corev1.LastAppliedConfigAnnotation)
-	manager.InternMeta(&s.ObjectMeta)
+	leanMeta(&s.ObjectMeta)
 	s.Status = corev1.ServiceStatus{LoadBalancer: s.Status.LoadBalancer}
 	if s.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		s.Spec = corev1.ServiceSpec{Type: s.Spec.Type}
