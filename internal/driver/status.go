@@ -133,20 +133,28 @@ func driverStatus(o holdObservation) v1alpha1.IPAddressStatus {
 	return st
 }
 
-// entitled says whether svc may carry address a: the backend's own hold, or
-// the Service that names a's live claim and is (or may become) its carrier.
+// entitled says whether svc may carry address a: the backend's own hold, a
+// Service letting go, a's recorded carrier until its association ends, or
+// the Service that names a's live claim and may become its carrier.
+//
+// The recorded carrier stays entitled after its tenant removes the claim's
+// annotation: ending the association marks it letting go before it clears
+// associatedTo, so one of the two covers it throughout. A pass that read the
+// carrier before the removal and lists Services after it would otherwise
+// call the departing carrier a thief.
 func entitled(b Backend, svc *corev1.Service, a *v1alpha1.IPAddress, bindingLive bool) bool {
-	if isHolder(b, svc, a) || releasing(b, svc) {
+	if isHolder(b, svc, a) || releasing(b, svc) || isCarrier(a, svc) {
 		return true
 	}
 	ref := a.Spec.ClaimRef
-	if !bindingLive || ref == nil || svc.Namespace != ref.Namespace || svc.Annotations[v1alpha1.AnnotationIPAddressClaim] != ref.Name {
-		return false
-	}
-	if w := a.Status.AssociatedTo; w != nil {
-		return w.Namespace == svc.Namespace && w.Name == svc.Name && (w.UID == "" || w.UID == svc.UID)
-	}
-	return true
+	return bindingLive && ref != nil && a.Status.AssociatedTo == nil &&
+		svc.Namespace == ref.Namespace && svc.Annotations[v1alpha1.AnnotationIPAddressClaim] == ref.Name
+}
+
+// isCarrier reports whether a's status records svc as its carrier.
+func isCarrier(a *v1alpha1.IPAddress, svc *corev1.Service) bool {
+	w := a.Status.AssociatedTo
+	return w != nil && w.Namespace == svc.Namespace && w.Name == svc.Name && (w.UID == "" || w.UID == svc.UID)
 }
 
 func serviceNames(svcs []*corev1.Service) string {
