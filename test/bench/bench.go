@@ -50,6 +50,9 @@ type Config struct {
 	Burst int
 	// Concurrency of the managers' controllers.
 	ClaimConcurrency, AddressConcurrency, DriverConcurrency int
+	// DriverMemoryLimit is the driver's GOMEMLIMIT ("256MiB"), as the
+	// driver's chart sets it from its memory limit; empty leaves it unset.
+	DriverMemoryLimit string
 	// Unrelated is how many plain ClusterIP Services sit in another
 	// namespace during the largest size; negative means the largest size.
 	Unrelated int
@@ -111,6 +114,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		ClaimConcurrency:   cfg.ClaimConcurrency,
 		AddressConcurrency: cfg.AddressConcurrency,
 		DriverConcurrency:  cfg.DriverConcurrency,
+		DriverMemoryLimit:  cfg.DriverMemoryLimit,
 	}}
 	e, err := start(ctx, cfg)
 	if err != nil {
@@ -337,6 +341,9 @@ func (e *env) measure(ctx context.Context, sc scenario, n int, ceiling Ceiling) 
 				st.LiveHeapMiB = mib(live)
 			}
 		}
+		if limit, ok := after.memLimits[name]; ok {
+			st.MemoryLimitMiB = mib(uint64(limit))
+		}
 		res.Processes[name] = st
 	}
 	if errBefore != nil || errAfter != nil {
@@ -415,6 +422,9 @@ type counterSet struct {
 	clients          map[string]float64
 	reconciles, adds map[string]float64
 	unheld           map[string]float64
+	// memLimits are the GOMEMLIMITs the processes' runtimes apply, in
+	// bytes, of those that have one.
+	memLimits map[string]float64
 }
 
 func (e *env) counters(ctx context.Context) (counterSet, error) {
@@ -423,7 +433,7 @@ func (e *env) counters(ctx context.Context) (counterSet, error) {
 		return counterSet{}, err
 	}
 	cs := counterSet{api: api, clients: map[string]float64{procBench: e.ownWrites.get()},
-		reconciles: map[string]float64{}, adds: map[string]float64{}}
+		reconciles: map[string]float64{}, adds: map[string]float64{}, memLimits: map[string]float64{}}
 	endpoints := map[string]string{procCore: e.coreURL, procDriver: e.driverURL, e.backend.name: e.backend.metrics(e.cluster),
 		procPeer: e.peerURL}
 	for name, url := range endpoints {
@@ -437,6 +447,9 @@ func (e *env) counters(ctx context.Context) (counterSet, error) {
 		cs.clients[name] = mc.writes
 		if name == procDriver {
 			cs.unheld = mc.unheld
+		}
+		if mc.memLimit > 0 {
+			cs.memLimits[name] = mc.memLimit
 		}
 		for c, v := range mc.reconciles {
 			cs.reconciles[name+"/"+c] = v

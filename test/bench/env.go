@@ -303,7 +303,11 @@ func (e *env) startDriver(ctx context.Context, mode string) error {
 		args[i+1] = mode
 	}
 	var err error
-	if e.driver, err = e.cluster.StartProcess(filepath.Base(e.backend.cmd), e.driverBin, args...); err != nil {
+	var env []string
+	if e.cfg.DriverMemoryLimit != "" {
+		env = []string{"GOMEMLIMIT=" + e.cfg.DriverMemoryLimit}
+	}
+	if e.driver, err = e.cluster.StartProcessWithEnv(filepath.Base(e.backend.cmd), e.driverBin, env, args...); err != nil {
 		return err
 	}
 	return waitServing(ctx, e.driver, e.driverURL)

@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -55,6 +56,8 @@ func main() {
 	flag.IntVar(&cfg.ClaimConcurrency, "claim-concurrency", 4, "The core's --claim-concurrency.")
 	flag.IntVar(&cfg.AddressConcurrency, "address-concurrency", 4, "The core's --address-concurrency.")
 	flag.IntVar(&cfg.DriverConcurrency, "driver-concurrency", 4, "The driver's --concurrency.")
+	flag.StringVar(&cfg.DriverMemoryLimit, "driver-memlimit", "",
+		"The driver's GOMEMLIMIT (such as 256MiB), as its chart sets it from the memory limit; empty sets none.")
 	flag.IntVar(&cfg.Unrelated, "unrelated", -1,
 		"Plain ClusterIP Services created in another namespace before the largest size; "+
 			"negative means as many as the largest size.")
@@ -90,6 +93,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	if err := checkMemoryLimit(cfg.DriverMemoryLimit); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -117,6 +124,18 @@ func parseSizes(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// memoryLimit is what the Go runtime accepts in GOMEMLIMIT.
+var memoryLimit = regexp.MustCompile(`^([0-9]+(B|KiB|MiB|GiB|TiB)?|off)$`)
+
+// checkMemoryLimit refuses a -driver-memlimit the driver's runtime would
+// refuse at its start, where the error would only show in its log.
+func checkMemoryLimit(s string) error {
+	if s != "" && !memoryLimit.MatchString(s) {
+		return fmt.Errorf("-driver-memlimit: %q is not a GOMEMLIMIT: a number of bytes, optionally with B, KiB, MiB, GiB or TiB, or off", s)
+	}
+	return nil
 }
 
 func writeJSON(path string, r *Report) error {

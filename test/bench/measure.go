@@ -127,6 +127,8 @@ type managerCounters struct {
 	unheld map[string]float64
 	// depth is how many items wait in all its work queues (workqueue_depth).
 	depth float64
+	// memLimit is the GOMEMLIMIT its runtime applies, in bytes; 0: none.
+	memLimit float64
 }
 
 // scrapeManager reads a manager's counters from its metrics endpoint. ok is
@@ -146,7 +148,7 @@ func scrapeManager(ctx context.Context, url string) (mc managerCounters, ok bool
 	defer func() { _ = resp.Body.Close() }()
 	m, err := promtext.Parse(resp.Body,
 		"rest_client_requests_total", "controller_runtime_reconcile_total", "workqueue_adds_total",
-		"address_driver_unheld_seconds_bucket", "workqueue_depth")
+		"address_driver_unheld_seconds_bucket", "workqueue_depth", "go_gc_gomemlimit_bytes")
 	if err != nil {
 		return mc, false, err
 	}
@@ -169,6 +171,12 @@ func scrapeManager(ctx context.Context, url string) (mc managerCounters, ok bool
 	mc.unheld = map[string]float64{}
 	for _, s := range m["address_driver_unheld_seconds_bucket"] {
 		mc.unheld[s.Labels["le"]] += s.Value
+	}
+	// Without a limit the runtime reports math.MaxInt64.
+	for _, s := range m["go_gc_gomemlimit_bytes"] {
+		if s.Value < math.MaxInt64 {
+			mc.memLimit = s.Value
+		}
 	}
 	return mc, ok, nil
 }

@@ -52,16 +52,18 @@ type Settings struct {
 	// allocator's process in each Result's Processes. Allocator names that
 	// allocator in the tables ("MetalLB", "Cilium"). Reports written
 	// before drivers could be chosen measured MetalLB and carry neither.
-	Driver             string   `json:"driver"`
-	Allocator          string   `json:"allocator"`
-	Workers            int      `json:"workers"`
-	QPS                float32  `json:"clientQPS"`
-	Burst              int      `json:"clientBurst"`
-	ClaimConcurrency   int      `json:"claimConcurrency"`
-	AddressConcurrency int      `json:"addressConcurrency"`
-	DriverConcurrency  int      `json:"driverConcurrency"`
-	CoreArgs           []string `json:"coreArgs"`
-	DriverArgs         []string `json:"driverArgs"`
+	Driver             string  `json:"driver"`
+	Allocator          string  `json:"allocator"`
+	Workers            int     `json:"workers"`
+	QPS                float32 `json:"clientQPS"`
+	Burst              int     `json:"clientBurst"`
+	ClaimConcurrency   int     `json:"claimConcurrency"`
+	AddressConcurrency int     `json:"addressConcurrency"`
+	DriverConcurrency  int     `json:"driverConcurrency"`
+	// DriverMemoryLimit is the driver's GOMEMLIMIT; empty: none.
+	DriverMemoryLimit string   `json:"driverMemoryLimit,omitempty"`
+	CoreArgs          []string `json:"coreArgs"`
+	DriverArgs        []string `json:"driverArgs"`
 }
 
 // Size is one number of claims: its ceiling and its scenarios.
@@ -226,14 +228,24 @@ type ProcStats struct {
 	// LiveHeapMiB is a manager's heap right after a collection at the end
 	// of the scenario (with -pprof only): what the process keeps.
 	LiveHeapMiB float64 `json:"liveHeapMiB,omitempty"`
+	// MemoryLimitMiB is the GOMEMLIMIT a manager's runtime reported
+	// (go_gc_gomemlimit_bytes) at the end of the scenario, if it had one.
+	MemoryLimitMiB float64 `json:"memoryLimitMiB,omitempty"`
 }
 
 // cell is the process's cell in the memory tables: peak MiB / CPU s, and
 // the live heap where it was read.
 func (ps ProcStats) cell() string {
 	c := fmt.Sprintf("%.0f / %.1f", ps.PeakRSSMiB, ps.CPUSeconds)
+	var notes []string
 	if ps.LiveHeapMiB > 0 {
-		c += fmt.Sprintf(" (live %.0f)", ps.LiveHeapMiB)
+		notes = append(notes, fmt.Sprintf("live %.0f", ps.LiveHeapMiB))
+	}
+	if ps.MemoryLimitMiB > 0 {
+		notes = append(notes, fmt.Sprintf("limit %.0f", ps.MemoryLimitMiB))
+	}
+	if len(notes) > 0 {
+		c += " (" + strings.Join(notes, ", ") + ")"
 	}
 	return c
 }
@@ -278,9 +290,13 @@ func (r *Report) Markdown(w io.Writer) {
 	p("Machine: %d cores, %.0f GiB RAM, %s, Linux %s, %s; %s; load average at start %s\n\n",
 		m.Cores, m.MemoryGiB, m.CPU, m.Kernel, m.Go, m.Date, m.LoadAverage)
 	s := r.Settings
+	memlimit := "no GOMEMLIMIT"
+	if s.DriverMemoryLimit != "" {
+		memlimit = "GOMEMLIMIT=" + s.DriverMemoryLimit
+	}
 	p("Settings: %d client workers, client QPS %g burst %d (the managers': no client-side limit); "+
-		"core --claim-concurrency=%d --address-concurrency=%d; driver --concurrency=%d\n\n",
-		s.Workers, s.QPS, s.Burst, s.ClaimConcurrency, s.AddressConcurrency, s.DriverConcurrency)
+		"core --claim-concurrency=%d --address-concurrency=%d; driver --concurrency=%d, %s\n\n",
+		s.Workers, s.QPS, s.Burst, s.ClaimConcurrency, s.AddressConcurrency, s.DriverConcurrency, memlimit)
 	if s.Driver != "" {
 		p("Driver: %s, allocator %s\n\n", s.Driver, s.Allocator)
 	}

@@ -175,3 +175,45 @@ func TestMarkdownShowsRefusedWritesByResource(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownShowsTheDriversMemoryLimit: a run with -driver-memlimit says
+// so in its settings, and each manager's memory cell shows the limit its
+// runtime reported beside its live heap.
+func TestMarkdownShowsTheDriversMemoryLimit(t *testing.T) {
+	res := result("b-metallb", 10, true)
+	res.Processes = map[string]ProcStats{
+		procCore:   {PeakRSSMiB: 70, CPUSeconds: 2, LiveHeapMiB: 15},
+		procDriver: {PeakRSSMiB: 200, CPUSeconds: 3, LiveHeapMiB: 90, MemoryLimitMiB: 256},
+	}
+	for _, tc := range []struct {
+		name     string
+		settings Settings
+		want     []string
+	}{
+		{"without", Settings{DriverConcurrency: 4}, []string{"driver --concurrency=4, no GOMEMLIMIT\n"}},
+		{"with", Settings{DriverConcurrency: 4, DriverMemoryLimit: "256MiB"}, []string{"driver --concurrency=4, GOMEMLIMIT=256MiB\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var md bytes.Buffer
+			(&Report{Settings: tc.settings, Sizes: []Size{{N: 100, Scenarios: []Result{res}}}}).Markdown(&md)
+			for _, want := range append(tc.want, "| 70 / 2.0 (live 15) |", "| 200 / 3.0 (live 90, limit 256) |") {
+				if !strings.Contains(md.String(), want) {
+					t.Errorf("report lacks %q:\n%s", want, md.String())
+				}
+			}
+		})
+	}
+}
+
+func TestCheckMemoryLimit(t *testing.T) {
+	for _, ok := range []string{"", "268435456", "256MiB", "1GiB", "512KiB", "100B", "off"} {
+		if err := checkMemoryLimit(ok); err != nil {
+			t.Errorf("%q: %v, want it taken", ok, err)
+		}
+	}
+	for _, bad := range []string{"256Mi", "256M", "-1", "1.5GiB", "256 MiB"} {
+		if err := checkMemoryLimit(bad); err == nil {
+			t.Errorf("%q taken, want it refused: the driver's runtime would refuse it", bad)
+		}
+	}
+}

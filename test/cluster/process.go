@@ -32,6 +32,8 @@ type process struct {
 	name string
 	path string
 	args []string
+	// env is added to the test's own environment.
+	env  []string
 	log  string
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -52,6 +54,9 @@ func (p *process) start(w *watchdog) error {
 		return err
 	}
 	cmd := exec.Command(p.path, p.args...)
+	if len(p.env) > 0 {
+		cmd.Env = append(os.Environ(), p.env...)
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	// Pdeathsig covers the common death of the parent; the watchdog covers
 	// the rest (Pdeathsig follows the thread that forked, not the process).
@@ -125,7 +130,14 @@ type Process struct{ p *process }
 
 // StartProcess runs the binary at path with args, logging to <Dir>/<name>.log.
 func (c *Cluster) StartProcess(name, path string, args ...string) (*Process, error) {
+	return c.StartProcessWithEnv(name, path, nil, args...)
+}
+
+// StartProcessWithEnv is StartProcess with env ("KEY=value") added to the
+// test's own environment, for the process alone.
+func (c *Cluster) StartProcessWithEnv(name, path string, env []string, args ...string) (*Process, error) {
 	p := newProcess(name, path, c.Dir, args...)
+	p.env = env
 	if err := p.start(c.watchdog); err != nil {
 		return nil, err
 	}
