@@ -234,7 +234,7 @@ type ProcStats struct {
 }
 
 // cell is the process's cell in the memory tables: peak MiB / CPU s, and
-// the live heap where it was read.
+// the live heap and the memory limit where they were read.
 func (ps ProcStats) cell() string {
 	c := fmt.Sprintf("%.0f / %.1f", ps.PeakRSSMiB, ps.CPUSeconds)
 	var notes []string
