@@ -29,6 +29,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
+	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/testkit"
 )
@@ -103,4 +104,60 @@ func TestARefusedPinWinsOverAPendingClaim(t *testing.T) {
 	g.Expect(kit.EventsAbout(g, y, v1alpha1.EventLedgerMismatch)()).To(BeEmpty())
 	g.Expect(kit.StateOfAddress(g, first.Name)()).To(HaveField("Phase", v1alpha1.AddressBound))
 	g.Consistently(ingressOf(g, ns, "s"), time.Second, tick).Should(Equal([]string{first.Address}))
+}
+
+// TestAYieldedAddressIsAskedForAgainOnlyOnceMetalLBTookItBack: an allocation
+// placeholder that gave back an address its status still reports (MetalLB
+// is down, so nothing took it back) stays withdrawn, though the address's
+// hold reports it too. Let go, it would be a second Service reporting the
+// address without a sharing key, and a restarted MetalLB, which processes
+// first the Services that report an address in no order among them, could
+// give it the address and refuse the hold.
+func TestAYieldedAddressIsAskedForAgainOnlyOnceMetalLBTookItBack(t *testing.T) {
+	startCore(t)
+	startTrustingDriver(t, driver.HandoffGap)
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := kit.Namespace(t)
+
+	name := testkit.Name(t)
+	v4, _ := freshRange()
+	base := strings.TrimSuffix(v4, "0/28")
+	kit.Create(g, b.Class(name, provisioner, b.Parameters(fmt.Sprintf(`{"addresses": ["%s1-%s2"]}`, base, base))))
+	kit.Create(g, b.Claim(ns, "x", b.OfClass(name)))
+	taken := boundAddress(g, ns, "x")
+	heldByPlaceholder(g, taken.Address)
+
+	// With MetalLB down, claim y's allocation placeholder is offered x's
+	// address, as by a MetalLB that processed it before x's hold.
+	g.Expect(testCluster.StopMetalLB()).To(Succeed())
+	t.Cleanup(restartMetalLB)
+	kit.Create(g, b.Claim(ns, "y", b.OfClass(name)))
+	y := kit.Claim(g, ns, "y")
+	alloc := "alloc-" + string(y.UID) + "-v4"
+	g.Eventually(func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: placeholderNS, Name: alloc}, &corev1.Service{})
+	}, timeout, tick).Should(Succeed())
+	ph := kit.Service(g, placeholderNS, alloc)
+	ph.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: taken.Address}}
+	g.Expect(k8s.Status().Update(ctx, ph)).To(Succeed())
+	withdrawn := func() string { return kit.Service(g, placeholderNS, alloc).Labels[placeholder.LabelWithdrawn] }
+	g.Eventually(withdrawn, timeout, tick).ShouldNot(BeEmpty(), "the placeholder gives the address back")
+	g.Eventually(kit.EventsAbout(g, y, v1alpha1.EventYielded), timeout, tick).ShouldNot(BeEmpty())
+	g.Expect(ingressOf(g, placeholderNS, alloc)()).To(Equal([]string{taken.Address}))
+	g.Expect(holders(g, taken.Address)()).To(HaveLen(2), "x's hold reports the address too")
+	g.Consistently(withdrawn, 3*time.Second, tick).ShouldNot(BeEmpty(),
+		"while its status reports the address, the placeholder stays withdrawn")
+
+	// MetalLB, back, takes the address from the withdrawn placeholder and
+	// keeps it for x's hold; the placeholder asks again and gets the other.
+	g.Expect(testCluster.StartMetalLB()).To(Succeed())
+	g.Eventually(kit.StateOfClaim(g, ns, "y"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	g.Expect(kit.Claim(g, ns, "y").Status.Addresses[0].Address).To(Equal(base + "2"))
+	g.Expect(withdrawn()).To(BeEmpty())
+	g.Expect(kit.Service(g, placeholderNS, alloc).UID).To(Equal(ph.UID), "the placeholder asked again instead of being deleted")
+	g.Expect(holders(g, taken.Address)()).To(HaveLen(1))
+	heldByPlaceholder(g, taken.Address)
+	g.Expect(kit.StateOfAddress(g, taken.Name)()).To(HaveField("Phase", v1alpha1.AddressBound))
+	g.Expect(kit.EventsAbout(g, y, v1alpha1.EventLedgerMismatch)()).To(BeEmpty())
 }

@@ -42,9 +42,10 @@ import (
 // address to its replacement) and never recorded: it yields. It is marked
 // withdrawn, which the driver's pools refuse, so MetalLB takes the address
 // back; the rightful holder is asked again at once (see driver.Retrier); and
-// only once some other Service reports the address does the placeholder ask
-// for an address again. Each round parks one contender until the rightful
-// holder wins, so the rounds end.
+// only once MetalLB has taken the address back (the placeholder's status
+// reports nothing) and some other Service reports it does the placeholder
+// ask for an address again. Each round parks one contender until the
+// rightful holder wins, so the rounds end.
 
 // recordedElsewhere returns the IPAddress recording ip if it is not claim's
 // and belongs to a class this driver serves, so that its rightful holder
@@ -108,10 +109,17 @@ func (b *Backend) yield(ctx context.Context, ph *corev1.Service, claim *v1alpha1
 }
 
 // awaitRightfulHolder keeps a placeholder that yielded an address parked
-// until a Service other than an allocation placeholder reports the address
-// (or the address left the ledger), then lets it ask MetalLB again: MetalLB
-// will not offer it the same address while another Service has it.
+// until MetalLB has taken the address back (the placeholder reports none)
+// and a Service other than an allocation placeholder reports it (or the
+// address left the ledger), then lets it ask MetalLB again: MetalLB will not
+// offer it the same address while another Service has it. A placeholder let
+// go while its status still reports the address would, to MetalLB processing
+// it before the holder (a restart processes first the Services that report
+// an address), still hold it.
 func (b *Backend) awaitRightfulHolder(ctx context.Context, ph *corev1.Service, yielded string) (driver.Reservation, error) {
+	if len(ph.Status.LoadBalancer.Ingress) > 0 {
+		return driver.Reservation{Waiting: fmt.Sprintf("Gave %s back to its holder; waiting for MetalLB to take it back", yielded)}, nil
+	}
 	waiting := driver.Reservation{Waiting: fmt.Sprintf("Gave %s back to its holder; waiting until the holder has it", yielded)}
 	list := &v1alpha1.IPAddressList{}
 	if err := b.List(ctx, list, client.MatchingFields{manager.IndexAddressByIP: yielded}); err != nil {
