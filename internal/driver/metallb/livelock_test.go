@@ -61,15 +61,7 @@ func TestARefusedPinWinsOverAPendingClaim(t *testing.T) {
 
 	// With MetalLB down: claim y asks for an address, and Service s is
 	// pinned to x's address once its hold is gone.
-	g.Expect(testCluster.StopMetalLB()).To(Succeed())
-	t.Cleanup(restartMetalLB)
-	kit.Create(g, b.Claim(ns, "y", b.OfClass(name)))
-	y := kit.Claim(g, ns, "y")
-	alloc := "alloc-" + string(y.UID) + "-v4"
-	g.Eventually(func() error {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: placeholderNS, Name: alloc}, &corev1.Service{})
-	},
-		timeout, tick).Should(Succeed())
+	y, alloc := pendingWithMetalLBDown(t, g, ns, name)
 	kit.Create(g, b.Service(ns, "s", b.ForClaim("x")))
 	g.Eventually(func() string { return kit.Service(g, ns, "s").Annotations["metallb.io/loadBalancerIPs"] }, timeout, tick).
 		Should(Equal(first.Address))
@@ -77,9 +69,7 @@ func TestARefusedPinWinsOverAPendingClaim(t *testing.T) {
 
 	// MetalLB comes back having given x's address to y's placeholder: it
 	// processes Services that report an address first.
-	ph := kit.Service(g, placeholderNS, alloc)
-	ph.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: first.Address}}
-	g.Expect(k8s.Status().Update(ctx, ph)).To(Succeed())
+	ph := offer(g, alloc, first.Address)
 	g.Expect(testCluster.StartMetalLB()).To(Succeed())
 	g.Eventually(func() []string {
 		var reasons []string
@@ -117,7 +107,6 @@ func TestAYieldedAddressIsAskedForAgainOnlyOnceMetalLBTookItBack(t *testing.T) {
 	startCore(t)
 	startTrustingDriver(t, driver.HandoffGap)
 	g := NewWithT(t)
-	ctx := context.Background()
 	ns := kit.Namespace(t)
 
 	name := testkit.Name(t)
@@ -130,17 +119,8 @@ func TestAYieldedAddressIsAskedForAgainOnlyOnceMetalLBTookItBack(t *testing.T) {
 
 	// With MetalLB down, claim y's allocation placeholder is offered x's
 	// address, as by a MetalLB that processed it before x's hold.
-	g.Expect(testCluster.StopMetalLB()).To(Succeed())
-	t.Cleanup(restartMetalLB)
-	kit.Create(g, b.Claim(ns, "y", b.OfClass(name)))
-	y := kit.Claim(g, ns, "y")
-	alloc := "alloc-" + string(y.UID) + "-v4"
-	g.Eventually(func() error {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: placeholderNS, Name: alloc}, &corev1.Service{})
-	}, timeout, tick).Should(Succeed())
-	ph := kit.Service(g, placeholderNS, alloc)
-	ph.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: taken.Address}}
-	g.Expect(k8s.Status().Update(ctx, ph)).To(Succeed())
+	y, alloc := pendingWithMetalLBDown(t, g, ns, name)
+	ph := offer(g, alloc, taken.Address)
 	withdrawn := func() string { return kit.Service(g, placeholderNS, alloc).Labels[placeholder.LabelWithdrawn] }
 	g.Eventually(withdrawn, timeout, tick).ShouldNot(BeEmpty(), "the placeholder gives the address back")
 	g.Eventually(kit.EventsAbout(g, y, v1alpha1.EventYielded), timeout, tick).ShouldNot(BeEmpty())
@@ -160,4 +140,27 @@ func TestAYieldedAddressIsAskedForAgainOnlyOnceMetalLBTookItBack(t *testing.T) {
 	heldByPlaceholder(g, taken.Address)
 	g.Expect(kit.StateOfAddress(g, taken.Name)()).To(HaveField("Phase", v1alpha1.AddressBound))
 	g.Expect(kit.EventsAbout(g, y, v1alpha1.EventLedgerMismatch)()).To(BeEmpty())
+}
+
+// pendingWithMetalLBDown stops MetalLB and creates claim y of class, which
+// stays Pending; it returns the claim and its allocation placeholder's name.
+func pendingWithMetalLBDown(t *testing.T, g Gomega, ns, class string) (*v1alpha1.IPAddressClaim, string) {
+	g.Expect(testCluster.StopMetalLB()).To(Succeed())
+	t.Cleanup(restartMetalLB)
+	kit.Create(g, b.Claim(ns, "y", b.OfClass(class)))
+	y := kit.Claim(g, ns, "y")
+	alloc := "alloc-" + string(y.UID) + "-v4"
+	g.Eventually(func() error {
+		return k8s.Get(context.Background(), client.ObjectKey{Namespace: placeholderNS, Name: alloc}, &corev1.Service{})
+	}, timeout, tick).Should(Succeed())
+	return y, alloc
+}
+
+// offer writes ip into the status of placeholder alloc, as a MetalLB that
+// processed it before the address's rightful holder would.
+func offer(g Gomega, alloc, ip string) *corev1.Service {
+	ph := kit.Service(g, placeholderNS, alloc)
+	ph.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ip}}
+	g.Expect(k8s.Status().Update(context.Background(), ph)).To(Succeed())
+	return ph
 }
