@@ -112,10 +112,10 @@ func (b *Backend) yield(ctx context.Context, ph *corev1.Service, claim *v1alpha1
 // until MetalLB has taken the address back (the placeholder reports none)
 // and a Service other than an allocation placeholder reports it (or the
 // address left the ledger), then lets it ask MetalLB again: MetalLB will not
-// offer it the same address while another Service has it. A placeholder let
-// go while its status still reports the address would, to MetalLB processing
-// it before the holder (a restart processes first the Services that report
-// an address), still hold it.
+// offer it the same address while another Service has it. Let go while its
+// status still reports the address, the placeholder would keep it should
+// MetalLB process it before the holder, as a restarted MetalLB may: it
+// processes first the Services that report an address.
 func (b *Backend) awaitRightfulHolder(ctx context.Context, ph *corev1.Service, yielded string) (driver.Reservation, error) {
 	if len(ph.Status.LoadBalancer.Ingress) > 0 {
 		return driver.Reservation{Waiting: fmt.Sprintf("Gave %s back to its holder; waiting for MetalLB to take it back", yielded)}, nil
