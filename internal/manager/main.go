@@ -36,6 +36,14 @@ func Main(leaseID string, bind func(*flag.FlagSet), setup func(ctrl.Manager) err
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.Zap)))
 	log := ctrl.Log.WithName("setup")
+	soft, err := applyMemoryLimit(os.Getenv)
+	if err != nil {
+		log.Error(err, "Failed to set the Go runtime's memory limit")
+		os.Exit(1)
+	}
+	if soft > 0 {
+		log.Info("Go runtime's memory limit set from the container's", "bytes", soft)
+	}
 
 	mgr, err := opts.New(ctrl.GetConfigOrDie(), NewScheme(), tune...)
 	if err != nil {

@@ -50,8 +50,8 @@ type Config struct {
 	Burst int
 	// Concurrency of the managers' controllers.
 	ClaimConcurrency, AddressConcurrency, DriverConcurrency int
-	// DriverMemoryLimit is the driver's GOMEMLIMIT ("256MiB"), as the
-	// driver's chart sets it from its memory limit; empty leaves it unset.
+	// DriverMemoryLimit is the driver's container memory limit ("256Mi"),
+	// passed to it as its chart passes it; empty passes none.
 	DriverMemoryLimit string
 	// Unrelated is how many plain ClusterIP Services sit in another
 	// namespace during the largest size; negative means the largest size.

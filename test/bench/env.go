@@ -304,8 +304,8 @@ func (e *env) startDriver(ctx context.Context, mode string) error {
 	}
 	var err error
 	var env []string
-	if e.cfg.DriverMemoryLimit != "" {
-		env = []string{"GOMEMLIMIT=" + e.cfg.DriverMemoryLimit}
+	if limit, _ := memoryLimitBytes(e.cfg.DriverMemoryLimit); limit != "" {
+		env = []string{manager.MemoryLimitEnv + "=" + limit}
 	}
 	if e.driver, err = e.cluster.StartProcessWithEnv(filepath.Base(e.backend.cmd), e.driverBin, env, args...); err != nil {
 		return err

@@ -25,12 +25,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
@@ -56,8 +56,9 @@ func main() {
 	flag.IntVar(&cfg.ClaimConcurrency, "claim-concurrency", 4, "The core's --claim-concurrency.")
 	flag.IntVar(&cfg.AddressConcurrency, "address-concurrency", 4, "The core's --address-concurrency.")
 	flag.IntVar(&cfg.DriverConcurrency, "driver-concurrency", 4, "The driver's --concurrency.")
-	flag.StringVar(&cfg.DriverMemoryLimit, "driver-memlimit", "",
-		"The driver's GOMEMLIMIT (such as 256MiB), as its chart sets it from the memory limit; empty sets none.")
+	flag.StringVar(&cfg.DriverMemoryLimit, "driver-memory-limit", "",
+		"The driver's container memory limit (a quantity such as 256Mi), passed to it as its chart passes "+
+			"resources.limits.memory; the driver sets the Go runtime's limit from it. Empty sets none.")
 	flag.IntVar(&cfg.Unrelated, "unrelated", -1,
 		"Plain ClusterIP Services created in another namespace before the largest size; "+
 			"negative means as many as the largest size.")
@@ -93,7 +94,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if err := checkMemoryLimit(cfg.DriverMemoryLimit); err != nil {
+	if _, err := memoryLimitBytes(cfg.DriverMemoryLimit); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
@@ -126,16 +127,17 @@ func parseSizes(s string) ([]int, error) {
 	return out, nil
 }
 
-// memoryLimit is what the Go runtime accepts in GOMEMLIMIT.
-var memoryLimit = regexp.MustCompile(`^([0-9]+(B|KiB|MiB|GiB|TiB)?|off)$`)
-
-// checkMemoryLimit refuses a -driver-memlimit the driver's runtime would
-// refuse at its start, where the error would only show in its log.
-func checkMemoryLimit(s string) error {
-	if s != "" && !memoryLimit.MatchString(s) {
-		return fmt.Errorf("-driver-memlimit: %q is not a GOMEMLIMIT: a number of bytes, optionally with B, KiB, MiB, GiB or TiB, or off", s)
+// memoryLimitBytes is a -driver-memory-limit in bytes, as the charts pass
+// resources.limits.memory to the managers; "" for none.
+func memoryLimitBytes(s string) (string, error) {
+	if s == "" {
+		return "", nil
 	}
-	return nil
+	q, err := resource.ParseQuantity(s)
+	if err != nil || q.Sign() <= 0 {
+		return "", fmt.Errorf("-driver-memory-limit: %q is not a positive quantity such as 256Mi", s)
+	}
+	return strconv.FormatInt(q.Value(), 10), nil
 }
 
 func writeJSON(path string, r *Report) error {

@@ -60,7 +60,7 @@ type Settings struct {
 	ClaimConcurrency   int     `json:"claimConcurrency"`
 	AddressConcurrency int     `json:"addressConcurrency"`
 	DriverConcurrency  int     `json:"driverConcurrency"`
-	// DriverMemoryLimit is the driver's GOMEMLIMIT; empty: none.
+	// DriverMemoryLimit is the driver's container memory limit; empty: none.
 	DriverMemoryLimit string   `json:"driverMemoryLimit,omitempty"`
 	CoreArgs          []string `json:"coreArgs"`
 	DriverArgs        []string `json:"driverArgs"`
@@ -290,9 +290,9 @@ func (r *Report) Markdown(w io.Writer) {
 	p("Machine: %d cores, %.0f GiB RAM, %s, Linux %s, %s; %s; load average at start %s\n\n",
 		m.Cores, m.MemoryGiB, m.CPU, m.Kernel, m.Go, m.Date, m.LoadAverage)
 	s := r.Settings
-	memlimit := "no GOMEMLIMIT"
+	memlimit := "no memory limit"
 	if s.DriverMemoryLimit != "" {
-		memlimit = "GOMEMLIMIT=" + s.DriverMemoryLimit
+		memlimit = "memory limit " + s.DriverMemoryLimit
 	}
 	p("Settings: %d client workers, client QPS %g burst %d (the managers': no client-side limit); "+
 		"core --claim-concurrency=%d --address-concurrency=%d; driver --concurrency=%d, %s\n\n",

@@ -176,7 +176,7 @@ func TestMarkdownShowsRefusedWritesByResource(t *testing.T) {
 	}
 }
 
-// TestMarkdownShowsTheDriversMemoryLimit: a run with -driver-memlimit says
+// TestMarkdownShowsTheDriversMemoryLimit: a run with -driver-memory-limit says
 // so in its settings, and each manager's memory cell shows the limit its
 // runtime reported beside its live heap.
 func TestMarkdownShowsTheDriversMemoryLimit(t *testing.T) {
@@ -190,8 +190,8 @@ func TestMarkdownShowsTheDriversMemoryLimit(t *testing.T) {
 		settings Settings
 		want     []string
 	}{
-		{"without", Settings{DriverConcurrency: 4}, []string{"driver --concurrency=4, no GOMEMLIMIT\n"}},
-		{"with", Settings{DriverConcurrency: 4, DriverMemoryLimit: "256MiB"}, []string{"driver --concurrency=4, GOMEMLIMIT=256MiB\n"}},
+		{"without", Settings{DriverConcurrency: 4}, []string{"driver --concurrency=4, no memory limit\n"}},
+		{"with", Settings{DriverConcurrency: 4, DriverMemoryLimit: "256Mi"}, []string{"driver --concurrency=4, memory limit 256Mi\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var md bytes.Buffer
@@ -205,15 +205,15 @@ func TestMarkdownShowsTheDriversMemoryLimit(t *testing.T) {
 	}
 }
 
-func TestCheckMemoryLimit(t *testing.T) {
-	for _, ok := range []string{"", "268435456", "256MiB", "1GiB", "512KiB", "100B", "off"} {
-		if err := checkMemoryLimit(ok); err != nil {
-			t.Errorf("%q: %v, want it taken", ok, err)
+func TestMemoryLimitBytes(t *testing.T) {
+	for in, want := range map[string]string{"": "", "256Mi": "268435456", "1Gi": "1073741824", "268435456": "268435456", "500M": "500000000"} {
+		if got, err := memoryLimitBytes(in); err != nil || got != want {
+			t.Errorf("%q: %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"256Mi", "256M", "-1", "1.5GiB", "256 MiB"} {
-		if err := checkMemoryLimit(bad); err == nil {
-			t.Errorf("%q taken, want it refused: the driver's runtime would refuse it", bad)
+	for _, bad := range []string{"256MiB", "-1", "0", "lots", "256 Mi"} {
+		if _, err := memoryLimitBytes(bad); err == nil {
+			t.Errorf("%q taken, want it refused: it is not a positive Kubernetes quantity", bad)
 		}
 	}
 }

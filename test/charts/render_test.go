@@ -31,6 +31,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // The labels every object of every chart carries.
@@ -254,6 +256,11 @@ func TestRenderedManager(t *testing.T) {
 				And(HaveKeyWithValue("name", "https"), HaveKeyWithValue("containerPort", BeNumerically("==", 8443))),
 				And(HaveKeyWithValue("name", "probes"), HaveKeyWithValue("containerPort", BeNumerically("==", 8081))),
 			)))
+			g.Expect(m).To(HaveKeyWithValue("env", ContainElement(And(
+				HaveKeyWithValue("name", manager.MemoryLimitEnv),
+				HaveKeyWithValue("valueFrom", HaveKeyWithValue("resourceFieldRef", And(
+					HaveKeyWithValue("containerName", "manager"), HaveKeyWithValue("resource", "limits.memory"))))))),
+				"the manager derives the Go runtime's memory limit from the container's")
 			g.Expect(m).To(HaveKeyWithValue("securityContext", And(
 				HaveKeyWithValue("runAsNonRoot", true),
 				HaveKeyWithValue("readOnlyRootFilesystem", true),
