@@ -131,6 +131,9 @@ func TestRetargetingAPendingClaim(t *testing.T) {
 	kit.Create(g, b.Claim(ns, "web", b.OfClass(full)))
 	claim := kit.Claim(g, ns, "web")
 	g.Eventually(allocationsOf(g, claim), timeout, tick).Should(ConsistOf("alloc-" + string(claim.UID) + "-v4@" + full))
+	// The driver makes the allocation without waiting for the core's first
+	// status, so the claim's reason may still be empty here.
+	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Reason", v1alpha1.ReasonWaitingForProvisioning))
 	g.Consistently(kit.StateOfClaim(g, ns, "web"), time.Second, tick).Should(HaveField("Reason", v1alpha1.ReasonWaitingForProvisioning))
 
 	other, otherV4, _ := metallbClass(t, g, false)
