@@ -18,6 +18,7 @@ package v1alpha1
 
 import (
 	"net/netip"
+	"slices"
 )
 
 // Key is the "namespace/name" of the referenced claim, the form the managers
@@ -40,6 +41,25 @@ func (c *IPAddressClaim) ClassName() string {
 		return c.Spec.ClassName
 	}
 	return c.Status.ClassName
+}
+
+// AdmittedTo is the class the core admitted the claim to, if it is the
+// class the claim asks for now, else "". Only the core writes
+// status.admittedClassName, through the status subresource tenants cannot
+// write; a claim re-targeted to another class is not admitted until the
+// core admits it again. A driver provisions only for AdmittedTo's class.
+func (c *IPAddressClaim) AdmittedTo() string {
+	if name := c.Status.AdmittedClassName; name != "" && name == c.ClassName() {
+		return name
+	}
+	return ""
+}
+
+// Serves reports whether the class's driver said it can give addresses of
+// family f (status.families); a class no driver reported on yet may serve
+// any.
+func (c *IPAddressClass) Serves(f IPFamily) bool {
+	return len(c.Status.Families) == 0 || slices.Contains(c.Status.Families, f)
 }
 
 // IP parses spec.address. Admission only lets canonical IPs through, so an

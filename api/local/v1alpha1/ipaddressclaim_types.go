@@ -82,6 +82,16 @@ type IPAddressClaimStatus struct {
 	// +optional
 	ClassName string `json:"className,omitempty"`
 
+	// admittedClassName names the class the core admitted the claim to: the
+	// class's namespaceSelector matched the claim's namespace and, under
+	// spec.addressesPerNamespace, the claim holds a place in its namespace's
+	// IPAddressClassUsage. Only the core writes it. A driver provisions only
+	// for a claim admitted to the class it asks for now; re-targeting the
+	// claim to another class clears it until the core admits the claim
+	// there.
+	// +optional
+	AdmittedClassName string `json:"admittedClassName,omitempty"`
+
 	// addresses bound to the claim, sorted by name.
 	// +listType=map
 	// +listMapKey=name

@@ -92,6 +92,14 @@ type IPAddressClassStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// families are the address families the class's ranges serve, as its
+	// driver rendered them. The core refuses a claim for another family
+	// (reason FamilyNotServed) and the driver provisions none; empty while no
+	// driver has reported, or for a class of pre-provisioned addresses.
+	// +listType=set
+	// +optional
+	Families []IPFamily `json:"families,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -34,9 +34,12 @@ const (
 	// several classes carry it.
 	AnnotationIsDefaultClass = "ipaddressclass.local.sdn.cozystack.io/is-default-class"
 
-	// AnnotationProvisioner is stamped on a claim by the core once its class is
-	// resolved; it names the class's provisioner. A driver serves exactly the
-	// claims stamped with its own name, and reads nothing else to decide.
+	// AnnotationProvisioner is stamped on a claim by the core once it admitted
+	// the claim to its class; it names the class's provisioner. It routes: a
+	// driver watches the claims stamped with its own name. It grants nothing:
+	// tenants can write it, so a driver provisions only for a claim whose
+	// status says the core admitted it (IPAddressClaim.AdmittedTo), and the
+	// core reports a stamp it did not write (EventForgedStamp).
 	AnnotationProvisioner = "local.sdn.cozystack.io/provisioner"
 
 	// AnnotationHeld on a Released IPAddress, set to "true", stops the class's
@@ -231,6 +234,10 @@ const (
 	// ReasonClassLimitReached: admitting the claim would take its namespace
 	// past the class's addressesPerNamespace; it waits for a release.
 	ReasonClassLimitReached = "ClassLimitReached"
+	// ReasonFamilyNotServed: the claim asks for a family its class's driver
+	// reports it cannot serve (IPAddressClass.status.families); nothing is
+	// provisioned for it.
+	ReasonFamilyNotServed = "FamilyNotServed"
 )
 
 // Event reasons of the drivers.
@@ -273,4 +280,8 @@ const (
 	// EventInvalidNamespaceSelector on a class whose namespaceSelector has
 	// label keys or values admission could not check; its claims are refused.
 	EventInvalidNamespaceSelector = "InvalidNamespaceSelector"
+	// EventForgedStamp on a claim carrying a provisioner stamp the core did
+	// not write (no admission in its status explains it): the core treats
+	// the claim as not admitted and takes the stamp off.
+	EventForgedStamp = "ForgedStamp"
 )
