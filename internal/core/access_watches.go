@@ -32,8 +32,8 @@ import (
 const (
 	// indexClaimByClass: the class a live claim names or resolved to.
 	indexClaimByClass = "core.claimByClass"
-	// indexUnadmittedClaim: for live claims that are neither stamped for a
-	// driver nor Bound or Lost (so: not yet processed, waiting for their
+	// indexUnadmittedClaim: for live claims that are neither admitted to the
+	// class they ask for nor Bound or Lost (so: not yet processed, waiting for their
 	// class, or refused by its policy), unadmittedAny and
 	// unadmittedClassKey(class), "class:" while no class is known. The keys
 	// do not depend on the refusal written to the claim's status, so a
@@ -59,7 +59,7 @@ func accessIndexes() []manager.Index {
 		}},
 		{Object: &v1alpha1.IPAddressClaim{}, Field: indexUnadmittedClaim, Extract: func(o client.Object) []string {
 			c := o.(*v1alpha1.IPAddressClaim)
-			if c.DeletionTimestamp != nil || c.Annotations[v1alpha1.AnnotationProvisioner] != "" ||
+			if c.DeletionTimestamp != nil || c.AdmittedTo() != "" ||
 				c.Status.Phase == v1alpha1.ClaimBound || c.Status.Phase == v1alpha1.ClaimLost {
 				return nil
 			}
@@ -88,6 +88,12 @@ func (r *ClaimReconciler) claimsInNamespaceByIndex(ctx context.Context, ns, inde
 	return manager.RequestsByIndex(ctx, r, &v1alpha1.IPAddressClaimList{}, index, key, client.InNamespace(ns))
 }
 
+// countedInLedger wakes the claims of a deleted ledger's namespace that
+// name its class, so that those admitted to it count again.
+func (r *ClaimReconciler) countedInLedger(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.claimsInNamespaceByIndex(ctx, obj.GetNamespace(), indexClaimByClass, obj.GetName())
+}
+
 // ledgerShrank passes a ledger's deletion and the updates that lower its
 // count: only those can let a refused claim in.
 func ledgerShrank() predicate.Predicate {
@@ -97,6 +103,15 @@ func ledgerShrank() predicate.Predicate {
 			return ledgerSum(e.ObjectNew.(*v1alpha1.IPAddressClassUsage).Spec.Claims) <
 				ledgerSum(e.ObjectOld.(*v1alpha1.IPAddressClassUsage).Spec.Claims)
 		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// deleted passes deletions only.
+func deleted() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
 }

@@ -19,6 +19,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,14 +34,176 @@ import (
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclassusages,verbs=get;list;watch;create;update;patch
 
-// admittedBefore reports whether a claim went through admission already: it
-// carries its class's provisioner stamp, or holds or held an address. Such a
-// claim keeps what it has whatever the class's policy says now.
-func admittedBefore(o *claimObservation) bool {
-	c := o.claim
-	return c.Annotations[v1alpha1.AnnotationProvisioner] == o.class.provisioner ||
-		len(o.bound) > 0 || len(o.lost) > 0 ||
-		c.Status.Phase == v1alpha1.ClaimBound || c.Status.Phase == v1alpha1.ClaimLost
+// admissionResult is what a pass decided about a claim's admission.
+type admissionResult struct {
+	// admitted is the class the claim is admitted to after the pass, for
+	// status.admittedClassName; "" while it is not.
+	admitted string
+	// refusal says why the claim waits; nil once it may go on.
+	refusal *familyWait
+	// stamp is what the provisioner stamp becomes.
+	stamp stamp
+}
+
+// stamp is what a pass does with the claim's provisioner stamp: keep it as
+// it is, or set it to provisioner ("" takes it off).
+type stamp struct {
+	keep        bool
+	provisioner string
+}
+
+// admission decides whether the claim may draw from the class it resolved
+// to. Only what the core wrote counts: status.admittedClassName, or an
+// address of the class bound to the claim. A claim re-targeted to another
+// class gives up its place in the old class's ledger and is admitted again;
+// the provisioner stamp, which a tenant can write, is never proof.
+func (r *ClaimReconciler) admission(ctx context.Context, o *claimObservation) (admissionResult, error) {
+	claim := o.claim
+	prior := claim.Status.AdmittedClassName
+	res := admissionResult{admitted: prior, stamp: stamp{keep: true}}
+	wasBound := claim.Status.Phase == v1alpha1.ClaimBound || claim.Status.Phase == v1alpha1.ClaimLost
+	switch {
+	case !o.class.resolved():
+		return res, r.ensureCounted(ctx, claim, countedClass(o))
+	case prior == o.class.name || heldFrom(o, o.class.name):
+		res.admitted = o.class.name
+	case wasBound:
+		// Bound before admission was recorded, and holding nothing of the
+		// class it names now: it gets nothing new either way.
+		return res, r.ensureCounted(ctx, claim, countedClass(o))
+	default:
+		if prior != "" {
+			if err := r.releaseAdmission(ctx, claim, prior); err != nil {
+				return res, err
+			}
+			log.FromContext(ctx).Info("Re-admitting the re-targeted claim", "from", prior, "to", o.class.name)
+			res.admitted = ""
+		}
+		if restricted(o.class.object) {
+			// The finalizer goes on before the claim can enter a ledger.
+			if err := r.ensureMetadata(ctx, claim, stamp{keep: true}); err != nil {
+				return res, err
+			}
+			refusal, err := r.admit(ctx, claim, o.class.object)
+			if err != nil {
+				return res, err
+			}
+			res.refusal = refusal
+		}
+		if res.refusal == nil {
+			res.admitted = o.class.name
+		}
+	}
+	if res.admitted != "" {
+		res.stamp = stamp{provisioner: o.class.provisioner}
+	} else {
+		res.stamp = stamp{}
+	}
+	if forgedStamp(claim, o.class, res.admitted) {
+		r.Recorder.Eventf(claim, nil, corev1.EventTypeWarning, v1alpha1.EventForgedStamp, "Admit",
+			"The claim carries %s=%s, which the core did not write; it is not proof of admission, and the core %s it",
+			v1alpha1.AnnotationProvisioner, claim.Annotations[v1alpha1.AnnotationProvisioner], map[bool]string{true: "replaced", false: "removed"}[res.admitted != ""])
+	}
+	if res.admitted == prior && res.refusal == nil {
+		return res, r.ensureCounted(ctx, claim, res.admitted)
+	}
+	return res, nil
+}
+
+// heldFrom reports whether the claim holds, or held until it went Lost, an
+// address of class: it was admitted to that class then, and keeps what it
+// has whatever the class's policy says now.
+func heldFrom(o *claimObservation, class string) bool {
+	for _, held := range []map[v1alpha1.IPFamily]*v1alpha1.IPAddress{o.bound, o.lost} {
+		for _, a := range held {
+			if a.Spec.ClassName == class {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// forgedStamp reports whether the claim carries a provisioner stamp that
+// the core did not write: its status records no admission that explains
+// it. A stamp left by the class the claim was re-targeted from is the
+// core's own.
+func forgedStamp(claim *v1alpha1.IPAddressClaim, class classResolution, admitted string) bool {
+	got := claim.Annotations[v1alpha1.AnnotationProvisioner]
+	switch prior := claim.Status.AdmittedClassName; {
+	case got == "":
+		return false
+	case prior == class.name:
+		return got != class.provisioner
+	case prior != "":
+		return false
+	default:
+		// Nothing recorded: the core stamps in the pass that admits, just
+		// before recording it, so only a stamp on a claim admitted now,
+		// naming the class's own provisioner, can be the core's.
+		return admitted == "" || got != class.provisioner
+	}
+}
+
+// countedClass is the class whose ledger counts the claim: the one it was
+// admitted to, or, for a claim bound before admission was recorded, the
+// one it resolved to.
+func countedClass(o *claimObservation) string {
+	if c := o.claim.Status.AdmittedClassName; c != "" {
+		return c
+	}
+	if len(o.bound) > 0 || len(o.lost) > 0 {
+		return o.claim.Status.ClassName
+	}
+	return ""
+}
+
+// ensureCounted puts an admitted claim back into its namespace's ledger for
+// a class with a limit, if the ledger lost it (deleted by hand): every
+// claim holding the class counts against the limit. It reads the API server
+// before writing, since the cache may not show an admission just written.
+func (r *ClaimReconciler) ensureCounted(ctx context.Context, claim *v1alpha1.IPAddressClaim, className string) error {
+	if className == "" {
+		return nil
+	}
+	class := &v1alpha1.IPAddressClass{}
+	if err := r.Get(ctx, client.ObjectKey{Name: className}, class); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if class.Spec.AddressesPerNamespace == nil || class.DeletionTimestamp != nil {
+		return nil
+	}
+	cached, err := r.readLedger(ctx, claim.Namespace, className)
+	if err != nil || hasEntry(cached, claim.UID) {
+		return err
+	}
+	stored := &v1alpha1.IPAddressClassUsage{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: claim.Namespace, Name: className}, stored); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		stored = nil
+	}
+	if hasEntry(stored, claim.UID) {
+		return nil
+	}
+	next, err := r.syncLedger(ctx, stored, claim.Namespace, class)
+	if err != nil {
+		return err
+	}
+	if !hasEntry(next, claim.UID) {
+		next.Spec.Claims = withEntry(next.Spec.Claims, v1alpha1.AdmittedClaim{Name: claim.Name, UID: claim.UID, Addresses: claimAddresses(claim)})
+		next.Spec.Addresses = ledgerSum(next.Spec.Claims)
+	}
+	if err := r.writeLedger(ctx, stored, next); err != nil {
+		return err
+	}
+	log.FromContext(ctx).Info("Counted the claim again in its namespace's ledger", "ipaddressclass", className, "addresses", next.Spec.Addresses)
+	return nil
+}
+
+func hasEntry(l *v1alpha1.IPAddressClassUsage, uid types.UID) bool {
+	return l != nil && slices.ContainsFunc(l.Spec.Claims, func(e v1alpha1.AdmittedClaim) bool { return e.UID == uid })
 }
 
 // admit decides whether the claim may draw from its class and, under a
@@ -166,9 +329,10 @@ func missingEntries(entries []v1alpha1.AdmittedClaim, claims []v1alpha1.IPAddres
 }
 
 // holdsAdmission reports, from a cached claim alone, whether it was admitted
-// to class: stamped with its provisioner, or holding or having held an address.
+// to class: its status records the admission, or it holds or held an
+// address. The provisioner stamp, which a tenant can write, does not count.
 func holdsAdmission(c *v1alpha1.IPAddressClaim, class *v1alpha1.IPAddressClass) bool {
-	return c.Annotations[v1alpha1.AnnotationProvisioner] == class.Spec.Provisioner || len(c.Status.Addresses) > 0 ||
+	return c.Status.AdmittedClassName == class.Name || len(c.Status.Addresses) > 0 ||
 		c.Status.Phase == v1alpha1.ClaimBound || c.Status.Phase == v1alpha1.ClaimLost
 }
 
@@ -222,11 +386,11 @@ func (r *ClaimReconciler) writeLedger(ctx context.Context, stored, next *v1alpha
 	return r.Update(ctx, next)
 }
 
-// releaseAdmission takes a deleted claim out of its namespace's ledger, read
-// from the API server so that an admission the cache has not shown yet is
-// not missed. Waiting claims of the namespace wake on the ledger's change.
-func (r *ClaimReconciler) releaseAdmission(ctx context.Context, claim *v1alpha1.IPAddressClaim) error {
-	class := claim.ClassName()
+// releaseAdmission takes a claim out of its namespace's ledger for class
+// (the claim was deleted, or re-targeted away from class), read from the API
+// server so that an admission the cache has not shown yet is not missed.
+// Waiting claims of the namespace wake on the ledger's change.
+func (r *ClaimReconciler) releaseAdmission(ctx context.Context, claim *v1alpha1.IPAddressClaim, class string) error {
 	if class == "" {
 		return nil
 	}
@@ -245,4 +409,14 @@ func (r *ClaimReconciler) releaseAdmission(ctx context.Context, claim *v1alpha1.
 	}
 	log.FromContext(ctx).Info("Released the claim's admission", "ipaddressclass", class, "addresses", next.Spec.Addresses)
 	return nil
+}
+
+// admittedClass is the class whose ledger holds a claim: the one its status
+// records, or, for a claim admitted before the record existed, the one it
+// names.
+func admittedClass(claim *v1alpha1.IPAddressClaim) string {
+	if c := claim.Status.AdmittedClassName; c != "" {
+		return c
+	}
+	return claim.ClassName()
 }

@@ -98,23 +98,18 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			return ctrl.Result{}, err
 		}
 	}
-	var refusal *familyWait
-	if obs.class.resolved() && restricted(obs.class.object) && !admittedBefore(&obs) {
-		// The finalizer goes on before the claim can enter a ledger.
-		if err := r.ensureMetadata(ctx, claim, obs.class, false); err != nil {
-			return ctrl.Result{}, err
-		}
-		if refusal, err = r.admit(ctx, claim, obs.class.object); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	// The finalizer goes on before anything can be bound to the claim.
-	if err := r.ensureMetadata(ctx, claim, obs.class, refusal == nil); err != nil {
+	admission, err := r.admission(ctx, &obs)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if refusal != nil {
+	obs.admitted = admission.admitted
+	// The finalizer goes on before anything can be bound to the claim.
+	if err := r.ensureMetadata(ctx, claim, admission.stamp); err != nil {
+		return ctrl.Result{}, err
+	}
+	if admission.refusal != nil {
 		for _, f := range missingFamilies(claim, obs.bound) {
-			obs.waits[f] = *refusal
+			obs.waits[f] = *admission.refusal
 		}
 		return ctrl.Result{}, r.writeStatus(ctx, claim, claimStatus(obs))
 	}
@@ -131,6 +126,12 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		}
 		if !obs.class.resolved() {
 			obs.waits[f] = familyWait{v1alpha1.ReasonWaitingForClass, "Waiting for the class to resolve: " + obs.class.message}
+			continue
+		}
+		if !obs.class.object.Serves(f) {
+			obs.waits[f] = familyWait{v1alpha1.ReasonFamilyNotServed, fmt.Sprintf(
+				"IPAddressClass %s serves only %s addresses (its status.families); this claim asks for %s", obs.class.name,
+				joinFamilies(obs.class.object.Status.Families), f)}
 			continue
 		}
 		a, wait, err := r.match(ctx, claim, obs.class, f)
@@ -239,16 +240,20 @@ func (r *ClaimReconciler) resolveClass(ctx context.Context, claim *v1alpha1.IPAd
 	return res, nil
 }
 
-// ensureMetadata adds the protection finalizer and, if stamp is set, stamps
-// the resolved class's provisioner, in one write.
-func (r *ClaimReconciler) ensureMetadata(ctx context.Context, claim *v1alpha1.IPAddressClaim, class classResolution, stamp bool) error {
+// ensureMetadata adds the protection finalizer and sets the provisioner
+// stamp as st says, in one write.
+func (r *ClaimReconciler) ensureMetadata(ctx context.Context, claim *v1alpha1.IPAddressClaim, st stamp) error {
 	orig := claim.DeepCopy()
 	controllerutil.AddFinalizer(claim, v1alpha1.FinalizerClaimProtection)
-	if stamp && class.resolved() && claim.Annotations[v1alpha1.AnnotationProvisioner] != class.provisioner {
+	switch cur, ok := claim.Annotations[v1alpha1.AnnotationProvisioner]; {
+	case st.keep:
+	case st.provisioner == "" && ok:
+		delete(claim.Annotations, v1alpha1.AnnotationProvisioner)
+	case st.provisioner != "" && cur != st.provisioner:
 		if claim.Annotations == nil {
 			claim.Annotations = map[string]string{}
 		}
-		claim.Annotations[v1alpha1.AnnotationProvisioner] = class.provisioner
+		claim.Annotations[v1alpha1.AnnotationProvisioner] = st.provisioner
 	}
 	if equality.Semantic.DeepEqual(orig.ObjectMeta, claim.ObjectMeta) {
 		return nil
@@ -286,7 +291,7 @@ func (r *ClaimReconciler) reclaim(ctx context.Context, claim *v1alpha1.IPAddress
 			return err
 		}
 	}
-	if err := r.releaseAdmission(ctx, claim); err != nil {
+	if err := r.releaseAdmission(ctx, claim, admittedClass(claim)); err != nil {
 		return err
 	}
 	orig := claim.DeepCopy()

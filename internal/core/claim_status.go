@@ -55,6 +55,8 @@ type claimObservation struct {
 	// lost holds, for a family whose bound address is Lost, that address.
 	lost  map[v1alpha1.IPFamily]*v1alpha1.IPAddress
 	class classResolution
+	// admitted is the class the claim is admitted to, "" if none.
+	admitted string
 	// waits explains each family that is neither bound nor lost.
 	waits map[v1alpha1.IPFamily]familyWait
 	// now stamps conditions whose status flips.
@@ -71,6 +73,7 @@ func claimStatus(o claimObservation) v1alpha1.IPAddressClaimStatus {
 	if o.class.resolved() {
 		st.ClassName = o.class.name
 	}
+	st.AdmittedClassName = o.admitted
 	if o.class.consulted {
 		cond := metav1.Condition{Type: v1alpha1.ConditionClassResolved, Status: metav1.ConditionTrue,
 			Reason: o.class.reason, Message: o.class.message, ObservedGeneration: gen, LastTransitionTime: o.now}
@@ -123,6 +126,14 @@ func missingFamilies(c *v1alpha1.IPAddressClaim, bound map[v1alpha1.IPFamily]*v1
 		}
 	}
 	return out
+}
+
+func joinFamilies(fs []v1alpha1.IPFamily) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = string(f)
+	}
+	return strings.Join(parts, " and ")
 }
 
 func describeAddresses(as []v1alpha1.ClaimedAddress) string {

@@ -19,6 +19,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
@@ -40,9 +41,11 @@ func (r *ClaimReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) er
 	return ctrl.NewControllerManagedBy(mgr).Named("ipaddressclaim").
 		For(&v1alpha1.IPAddressClaim{}, builder.WithPredicates(specOrMetadataChanged())).
 		Watches(&v1alpha1.IPAddress{}, r.addressEvents()).
-		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(r.claimsForClass), builder.WithPredicates(specOrMetadataChanged())).
+		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(r.claimsForClass),
+			builder.WithPredicates(predicate.Or(specOrMetadataChanged(), familiesChanged()))).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.unadmittedInNamespace), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&v1alpha1.IPAddressClassUsage{}, handler.EnqueueRequestsFromMapFunc(r.unadmittedForLedger), builder.WithPredicates(ledgerShrank())).
+		Watches(&v1alpha1.IPAddressClassUsage{}, handler.EnqueueRequestsFromMapFunc(r.countedInLedger), builder.WithPredicates(deleted())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(concurrency, 1)}).
 		Complete(manager.RetryConflicts(r))
 }
@@ -104,6 +107,14 @@ func claimSees(a *v1alpha1.IPAddress) string {
 		ref = a.Spec.ClaimRef.Key() + "/" + string(a.Spec.ClaimRef.UID)
 	}
 	return fmt.Sprint(ref, a.Status.Phase, a.DeletionTimestamp != nil)
+}
+
+// familiesChanged passes a class's updates that change the families its
+// driver serves: a claim for a family the class cannot serve waits on them.
+func familiesChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return !slices.Equal(e.ObjectOld.(*v1alpha1.IPAddressClass).Status.Families, e.ObjectNew.(*v1alpha1.IPAddressClass).Status.Families)
+	}}
 }
 
 // claimsForClass wakes the claims waiting on a class, and those with no class
