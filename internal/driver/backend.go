@@ -255,6 +255,9 @@ type RenderResult struct {
 	Outside []netip.Addr
 	// Capacity is how many addresses the class's ranges offer.
 	Capacity float64
+	// Families are the address families of the class's ranges, IPv4
+	// first; the driver provisions no other.
+	Families []v1alpha1.IPFamily
 }
 
 // Watch is one extra event source of a controller.
@@ -267,4 +270,21 @@ type Watch struct {
 // Watches are the backend's extra event sources, per controller.
 type Watches struct {
 	Claims, Addresses, Services, Classes []Watch
+}
+
+// FamiliesOf lists the families of ranges, IPv4 first, for
+// RenderResult.Families.
+func FamiliesOf(ranges []ipaddr.Range) []v1alpha1.IPFamily {
+	var v4, v6 bool
+	for _, r := range ranges {
+		v4, v6 = v4 || r.Is4(), v6 || !r.Is4()
+	}
+	var out []v1alpha1.IPFamily
+	if v4 {
+		out = append(out, v1alpha1.IPv4)
+	}
+	if v6 {
+		out = append(out, v1alpha1.IPv6)
+	}
+	return out
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,8 +33,8 @@ import (
 	"github.com/cozystack/address-controller/internal/ipaddr"
 )
 
-// ClaimReconciler provisions addresses for the claims the core stamped with
-// this driver's provisioner.
+// ClaimReconciler provisions addresses for the claims the core admitted to
+// a class of this driver.
 //
 // Design: for each family a stamped claim misses, the backend reserves an
 // address (the backend is the allocator of record; the driver never picks an
@@ -61,7 +62,7 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if !r.wantsProvisioning(claim) {
 		return ctrl.Result{}, nil
 	}
-	class, err := r.servedClass(ctx, claim.ClassName())
+	class, err := r.servedClass(ctx, claim.AdmittedTo())
 	if err != nil || class == nil {
 		return ctrl.Result{}, err
 	}
@@ -75,6 +76,12 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	for _, family := range claim.Spec.Family.Families() {
 		if have[family] {
+			continue
+		}
+		if !slices.Contains(class.Status.Families, family) {
+			// Not rendered yet, or not in the class's ranges: the core says
+			// which on the claim, and nothing is reserved for it.
+			log.FromContext(ctx).V(1).Info("The class serves no address of the family", "family", family, "families", class.Status.Families)
 			continue
 		}
 		res, err := r.backend.Reserve(ctx, claim, class, family)
@@ -93,10 +100,11 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	return ctrl.Result{}, nil
 }
 
-// wantsProvisioning: stamped for this driver, alive, naming no address, and
-// never Bound.
+// wantsProvisioning: stamped for this driver and admitted by the core to
+// the class it asks for (the stamp routes, the status proves), alive,
+// naming no address, and never Bound.
 func (r *ClaimReconciler) wantsProvisioning(c *v1alpha1.IPAddressClaim) bool {
-	return r.stampedForUs(c) && c.DeletionTimestamp == nil && c.Spec.AddressName == "" &&
+	return r.stampedForUs(c) && c.AdmittedTo() != "" && c.DeletionTimestamp == nil && c.Spec.AddressName == "" &&
 		c.Status.Phase != v1alpha1.ClaimBound && c.Status.Phase != v1alpha1.ClaimLost
 }
 

@@ -94,6 +94,9 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	wrote, err := manager.PatchStatus(ctx, r.Client, class, func(c *v1alpha1.IPAddressClass) {
 		meta.SetStatusCondition(&c.Status.Conditions, cond)
+		if res.Problem == "" {
+			c.Status.Families = res.Families
+		}
 	})
 	if err != nil || !wrote {
 		return ctrl.Result{}, err

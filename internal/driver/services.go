@@ -190,6 +190,13 @@ func (r *ServiceReconciler) request(ctx context.Context, svc *corev1.Service, cl
 		if a.DeletionTimestamp != nil {
 			return refuse("IPAddress %s of IPAddressClaim %s is being deleted", a.Name, claimName)
 		}
+		// The stamp routes; the address's class decides.
+		if class, err := r.servedClass(ctx, a.Spec.ClassName); err != nil || class == nil {
+			if err != nil {
+				return nil, nil, "", err
+			}
+			return refuse("IPAddress %s of IPAddressClaim %s is of class %s, which %s does not serve", a.Name, claimName, a.Spec.ClassName, r.provisioner)
+		}
 	}
 	if reason := familyMismatch(svc, claim, addrs); reason != "" {
 		return refuse("%s", reason)

@@ -88,7 +88,7 @@ func (b *Backend) RenderClass(ctx context.Context, class *v1alpha1.IPAddressClas
 	if err != nil {
 		return driver.RenderResult{Problem: err.Error(), Reason: ReasonInvalidParameters}, nil
 	}
-	res := driver.RenderResult{}
+	res := driver.RenderResult{Families: driver.FamiliesOf(ranges)}
 	blocks := ranges
 	for _, ip := range keep {
 		if !slices.ContainsFunc(ranges, func(r ipaddr.Range) bool { return r.Contains(ip) }) {

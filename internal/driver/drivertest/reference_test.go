@@ -45,6 +45,7 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/drivertest"
+	"github.com/cozystack/address-controller/internal/ipaddr"
 	"github.com/cozystack/address-controller/internal/manager"
 	"github.com/cozystack/address-controller/test/cluster"
 	"github.com/cozystack/address-controller/test/inprocess"
@@ -194,9 +195,12 @@ func (r *reference) RenderClass(_ context.Context, class *v1alpha1.IPAddressClas
 		return driver.RenderResult{Problem: err.Error(), Reason: "InvalidParameters"}, nil
 	}
 	res := driver.RenderResult{}
+	ranges := make([]ipaddr.Range, 0, len(p.Addresses))
 	for _, r := range p.Addresses {
 		res.Capacity += float64(uint64(1) << min(r.Addr().BitLen()-r.Bits(), 63))
+		ranges = append(ranges, ipaddr.Range{First: r.Addr(), Last: r.Addr()})
 	}
+	res.Families = driver.FamiliesOf(ranges)
 	for _, ip := range keep {
 		if !p.contains(ip) {
 			res.Outside = append(res.Outside, ip)

@@ -44,7 +44,8 @@ const (
 // fieldOwner is the server-side apply manager of rendered objects.
 const fieldOwner = "metallb-iad"
 
-// +kubebuilder:rbac:groups=metallb.io,resources=ipaddresspools;l2advertisements;bgpadvertisements,verbs=get;list;watch;create;patch;delete,namespace=metallb-system
+// +kubebuilder:rbac:groups=metallb.io,resources=ipaddresspools,verbs=get;list;watch;create;patch,namespace=metallb-system
+// +kubebuilder:rbac:groups=metallb.io,resources=l2advertisements;bgpadvertisements,verbs=get;list;watch;create;patch;delete,namespace=metallb-system
 
 // RenderClass renders one IPAddressPool and one advertisement for a class,
 // both owned by it. Parameters that do not decode, or ranges that overlap
@@ -89,7 +90,7 @@ func (b *Backend) RenderClass(ctx context.Context, class *v1alpha1.IPAddressClas
 	if err != nil {
 		return driver.RenderResult{}, err
 	}
-	res := driver.RenderResult{Outside: params.Outside(p, keep), Capacity: capacity}
+	res := driver.RenderResult{Outside: params.Outside(p, keep), Capacity: capacity, Families: driver.FamiliesOf(p.Ranges)}
 	if unselected != "" {
 		res.Unusable, res.UnusableReason = unselected, ReasonNoNodeSelected
 	}

@@ -133,6 +133,8 @@ func (r *Orphans) unneeded(ctx context.Context, ph *corev1.Service) (string, err
 		return "its claim is " + string(claim.Status.Phase), nil
 	case class != ph.Labels[v1alpha1.LabelClass]:
 		return "its claim moved to class " + class, nil
+	case claim.AdmittedTo() != class:
+		return "its claim is not admitted to class " + class, nil
 	case !slices.Contains(claim.Spec.Family.Families(), family):
 		return "its claim no longer asks for " + string(family), nil
 	}
