@@ -26,6 +26,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
@@ -41,6 +42,7 @@ func specs(h Harness) []spec {
 		out = append(out, spec{"provision/" + string(f), func(t *testing.T, g *WithT, s *suite) { provision(t, g, s, f) }})
 	}
 	out = append(out,
+		spec{"family not served", familyNotServed},
 		spec{"exhaustion", exhaustion},
 		spec{"release/Retain", releaseRetain},
 		spec{"release/Delete", releaseDelete},
@@ -92,6 +94,34 @@ func provision(t *testing.T, g *WithT, s *suite, family v1alpha1.IPFamily) {
 	s.held(g, addrs)
 	g.Consistently(s.kit.StateOfClaim(g, ns, "web"), settle, tick).Should(HaveField("Addresses", HaveLen(len(addrs))),
 		"no further address for a Bound claim")
+}
+
+// familyNotServed: the driver reports the families a class's ranges
+// serve, and a claim for another family waits, with that reason, and
+// reserves nothing in the backend.
+func familyNotServed(t *testing.T, g *WithT, s *suite) {
+	ns := s.kit.Namespace(t)
+	v4, _ := s.h.Ranges()
+	class := s.class(t, g, v1alpha1.ReclaimDelete, v4)
+	g.Eventually(func() []v1alpha1.IPFamily {
+		c := &v1alpha1.IPAddressClass{}
+		g.Expect(s.c.Get(context.Background(), client.ObjectKey{Name: class}, c)).To(Succeed())
+		return c.Status.Families
+	}, timeout, tick).Should(Equal([]v1alpha1.IPFamily{v1alpha1.IPv4}))
+	s.claim(g, ns, "v6", class, v1alpha1.IPv6)
+	g.Eventually(s.kit.StateOfClaim(g, ns, "v6"), timeout, tick).Should(Equal(
+		testkit.ClaimState{Phase: v1alpha1.ClaimPending, Reason: v1alpha1.ReasonFamilyNotServed}))
+	claim := s.kit.Claim(g, ns, "v6")
+	reservations := func() []string {
+		list := &corev1.ServiceList{}
+		g.Expect(s.c.List(context.Background(), list, client.MatchingLabels{v1alpha1.LabelClaimUID: string(claim.UID)})).To(Succeed())
+		names := []string{}
+		for _, svc := range list.Items {
+			names = append(names, svc.Namespace+"/"+svc.Name)
+		}
+		return append(names, s.addressesOf(g, claim)...)
+	}
+	g.Consistently(reservations, settle, tick).Should(BeEmpty())
 }
 
 // exhaustion: a claim a full class cannot serve waits, Pending with a
