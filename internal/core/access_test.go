@@ -165,25 +165,25 @@ func TestMissingEntriesCountOnlyAdmittedLiveClaims(t *testing.T) {
 		mutate(c)
 		return *c
 	}
-	stamped := func(c *v1alpha1.IPAddressClaim) {
-		metav1.SetMetaDataAnnotation(&c.ObjectMeta, v1alpha1.AnnotationProvisioner, "p")
-	}
+	admitted := func(c *v1alpha1.IPAddressClaim) { c.Status.AdmittedClassName = "public" }
 	claims := []v1alpha1.IPAddressClaim{
-		claim("stamped", stamped),
+		claim("admitted", admitted),
+		// A stamp is what a tenant can write: it counts for nothing.
+		claim("stamped", func(c *v1alpha1.IPAddressClaim) {
+			metav1.SetMetaDataAnnotation(&c.ObjectMeta, v1alpha1.AnnotationProvisioner, "p")
+		}),
+		claim("other-class", func(c *v1alpha1.IPAddressClaim) { c.Status.AdmittedClassName = "private" }),
 		claim("bound", func(c *v1alpha1.IPAddressClaim) { c.Status.Phase = v1alpha1.ClaimBound }),
 		claim("holding", func(c *v1alpha1.IPAddressClaim) {
 			c.Status.Addresses = []v1alpha1.ClaimedAddress{{Name: "ip-203-0-113-7", Address: "203.0.113.7"}}
 		}),
 		claim("lost", func(c *v1alpha1.IPAddressClaim) { c.Status.Phase = v1alpha1.ClaimLost }),
 		claim("refused", func(c *v1alpha1.IPAddressClaim) { c.Status.Phase = v1alpha1.ClaimPending }),
-		claim("other-driver", func(c *v1alpha1.IPAddressClaim) {
-			metav1.SetMetaDataAnnotation(&c.ObjectMeta, v1alpha1.AnnotationProvisioner, "q")
-		}),
 		claim("deleting", func(c *v1alpha1.IPAddressClaim) {
-			stamped(c)
+			admitted(c)
 			c.DeletionTimestamp = &t0
 		}),
-		claim("known", stamped),
+		claim("known", admitted),
 	}
 	known := []v1alpha1.AdmittedClaim{{Name: "known", UID: "uid-known", Addresses: 2}}
 	got := missingEntries(known, claims, class)
@@ -192,6 +192,6 @@ func TestMissingEntriesCountOnlyAdmittedLiveClaims(t *testing.T) {
 		names = append(names, e.Name)
 		g.Expect(e.Addresses).To(Equal(int32(2)), e.Name)
 	}
-	g.Expect(names).To(Equal([]string{"bound", "holding", "known", "lost", "stamped"}))
+	g.Expect(names).To(Equal([]string{"admitted", "bound", "holding", "known", "lost"}))
 	g.Expect(known).To(HaveLen(1), "the ledger passed in is not modified")
 }

@@ -91,6 +91,7 @@ func trimClaim(obj any) (any, error) {
 	leanMeta(&c.ObjectMeta)
 	c.Status.Conditions = nil
 	c.Spec.ClassName, c.Status.ClassName = manager.Intern(c.Spec.ClassName), manager.Intern(c.Status.ClassName)
+	c.Status.AdmittedClassName = manager.Intern(c.Status.AdmittedClassName)
 	c.Spec.Family, c.Status.Phase = manager.Intern(c.Spec.Family), manager.Intern(c.Status.Phase)
 	return c, nil
 }

@@ -93,7 +93,7 @@ func TestTrimClaimKeepsWhatADriverGoesBy(t *testing.T) {
 		},
 		Spec: v1alpha1.IPAddressClaimSpec{ClassName: "public", Family: v1alpha1.IPv4, AddressName: "ip-192-0-2-1"},
 		Status: v1alpha1.IPAddressClaimStatus{
-			Phase: v1alpha1.ClaimBound, ClassName: "public",
+			Phase: v1alpha1.ClaimBound, ClassName: "public", AdmittedClassName: "public",
 			Addresses:  []v1alpha1.ClaimedAddress{{Name: "ip-192-0-2-1", Address: "192.0.2.1"}},
 			Conditions: []metav1.Condition{{Type: v1alpha1.ConditionBound, Status: metav1.ConditionTrue, Reason: "Bound", Message: "Bound to ip-192-0-2-1"}},
 		},
