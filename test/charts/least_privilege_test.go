@@ -110,6 +110,9 @@ func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
 			{"list", "", "services", "", true},
 			{"watch", "", "services", "", true},
 			{"patch", "", "services", tenant, true},
+			// MetalLB writes a Service's status, never the driver.
+			{"patch", "", "services/status", tenant, false},
+			{"update", "", "services/status", placeholders, false},
 			// Phantoms: read MetalLB's refusals, write no event of core/v1.
 			{"list", "", "events", "", true},
 			{"watch", "", "events", "", true},
@@ -121,10 +124,15 @@ func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
 	t.Run("the driver writes MetalLB objects only in the MetalLB namespace", func(t *testing.T) {
 		driver := serviceAccount(t, c, driverNS, "metallb-iad")
 		for _, res := range []string{"ipaddresspools", "l2advertisements", "bgpadvertisements"} {
+			// A class's pool goes with the class (owner reference); the
+			// driver deletes only the advertisement of the kind a class
+			// switched away from.
+			deletes := res != "ipaddresspools"
 			check(driver, []access{
 				{"create", metallb, res, metallbNS, true},
 				{"patch", metallb, res, metallbNS, true},
-				{"delete", metallb, res, metallbNS, true},
+				{"delete", metallb, res, metallbNS, deletes},
+				{"update", metallb, res, metallbNS, false},
 				{"list", metallb, res, metallbNS, true},
 				{"watch", metallb, res, metallbNS, true},
 				{"create", metallb, res, tenant, false},
@@ -149,6 +157,9 @@ func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
 			{"list", "", "services", "", true},
 			{"watch", "", "services", "", true},
 			{"patch", "", "services", tenant, true},
+			// LB-IPAM writes a Service's status, never the driver.
+			{"patch", "", "services/status", tenant, false},
+			{"update", "", "services/status", ciliumHolds, false},
 			// Its secret is the placeholder namespace's UID.
 			{"get", "", "namespaces", "", true},
 			{"list", "", "namespaces", "", false},
@@ -157,12 +168,13 @@ func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
 		})
 	})
 
-	t.Run("the Cilium driver writes its cluster-scoped pools, and nothing of MetalLB", func(t *testing.T) {
+	t.Run("the Cilium driver writes its cluster-scoped pools, deletes none, and writes nothing of MetalLB", func(t *testing.T) {
 		driver := serviceAccount(t, c, ciliumNS, "cilium-iad")
 		check(driver, []access{
 			{"create", ciliumGroup, "ciliumloadbalancerippools", "", true},
 			{"patch", ciliumGroup, "ciliumloadbalancerippools", "", true},
-			{"delete", ciliumGroup, "ciliumloadbalancerippools", "", true},
+			// A class's pool goes with the class (owner reference).
+			{"delete", ciliumGroup, "ciliumloadbalancerippools", "", false},
 			{"list", ciliumGroup, "ciliumloadbalancerippools", "", true},
 			{"watch", ciliumGroup, "ciliumloadbalancerippools", "", true},
 			{"update", ciliumGroup, "ciliumloadbalancerippools", "", false},

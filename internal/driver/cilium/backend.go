@@ -66,7 +66,7 @@ const (
 	poolPrefix = "iad-"
 )
 
-// +kubebuilder:rbac:groups=cilium.io,resources=ciliumloadbalancerippools,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=cilium.io,resources=ciliumloadbalancerippools,verbs=get;list;watch;create;patch
 
 // The capabilities the framework finds by type assertion: a slip in one of
 // their signatures would turn it off without a word.
