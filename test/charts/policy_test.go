@@ -150,6 +150,20 @@ func grantWriters(t *testing.T, c *cluster.Cluster, namespace string, subjects .
 	g.Expect(err).NotTo(HaveOccurred())
 }
 
+// grantEdit binds subjects to the built-in edit ClusterRole in namespace,
+// the role tenants hold: it writes every field and all metadata of a
+// Service.
+func grantEdit(t *testing.T, c *cluster.Cluster, namespace string, subjects ...rbacv1.Subject) {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(c.Config)
+	_, err := cs.RbacV1().RoleBindings(namespace).Create(t.Context(), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "edit", Namespace: namespace},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
+		Subjects:   subjects,
+	}, metav1.CreateOptions{})
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+}
+
 func userSubject(name string) rbacv1.Subject {
 	return rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: name}
 }
@@ -163,8 +177,9 @@ func serviceAccountSubject(namespace, name string) rbacv1.Subject {
 }
 
 // applyPolicy creates, for real, the ValidatingAdmissionPolicy and binding
-// among rendered objects. (Type-checking a policy into its status is the job
-// of kube-controller-manager's validatingadmissionpolicy-status-controller,
+// among rendered objects, and deletes them when the test ends: they bind
+// across the shared cluster. (Type-checking a policy into its status is the
+// job of kube-controller-manager's validatingadmissionpolicy-status-controller,
 // which the local control plane does not run; the tests observe behaviour.)
 func applyPolicy(t *testing.T, c *cluster.Cluster, rendered []*unstructured.Unstructured) {
 	t.Helper()
@@ -175,10 +190,11 @@ func applyPolicy(t *testing.T, c *cluster.Cluster, rendered []*unstructured.Unst
 	bindings := ofKind(rendered, "ValidatingAdmissionPolicyBinding")
 	g.Expect(policies).To(HaveLen(1), "the chart renders one admission policy")
 	g.Expect(bindings).To(HaveLen(1), "the chart renders one binding")
-	_, err := dyn.Resource(policyGVR).Create(ctx, policies[0], metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
-	_, err = dyn.Resource(bindingGVR).Create(ctx, bindings[0], metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	for gvr, obj := range map[schema.GroupVersionResource]*unstructured.Unstructured{policyGVR: policies[0], bindingGVR: bindings[0]} {
+		_, err := dyn.Resource(gvr).Create(ctx, obj, metav1.CreateOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		t.Cleanup(func() { _ = dyn.Resource(gvr).Delete(context.Background(), obj.GetName(), metav1.DeleteOptions{}) })
+	}
 }
 
 // expectDenied asserts that err is the admission policy's denial with message.

@@ -28,6 +28,7 @@ import (
 
 	localv1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
+	"github.com/cozystack/address-controller/internal/driver/placeholder"
 )
 
 // serviceField is one Service field the metallb-iad policy reserves.
@@ -52,11 +53,12 @@ func reservedServiceFields() []serviceField {
 		"metallb.universe.tf/address-pool",
 		"metallb.universe.tf/allow-shared-ip",
 		localv1alpha1.AnnotationPinnedBy,
+		placeholder.AnnotationSharedBy,
 	} {
 		fields = append(fields, annotationField(key, reservedMessage("metallb-iad", "annotation "+key)))
 	}
 	return append(fields,
-		labelField(metallb.LabelWithdrawn, "label "+metallb.LabelWithdrawn+" is reserved to the metallb-iad driver, which sets it on a Service it withdrew a pin from"),
+		labelField(metallb.LabelWithdrawn, "label "+metallb.LabelWithdrawn+" is reserved to the metallb-iad driver, which labels the Services it withdrew a pin from"),
 		loadBalancerIPField(reservedMessage("metallb-iad", "spec.loadBalancerIP")))
 }
 
@@ -161,6 +163,7 @@ func TestServiceFieldsPolicy(t *testing.T) {
 		g.Expect(s.Labels).To(HaveKeyWithValue("app", "web"))
 		g.Expect(s.Annotations).To(HaveKeyWithValue("metallb.io/loadBalancerIPs", firstIP))
 		g.Expect(s.Annotations).To(HaveKeyWithValue(localv1alpha1.AnnotationPinnedBy, firstIP))
+		g.Expect(s.Annotations).To(HaveKeyWithValue(placeholder.AnnotationSharedBy, firstIP))
 		g.Expect(s.Spec.LoadBalancerIP).To(Equal(firstIP))
 		g.Expect(s.Labels).To(HaveKeyWithValue(metallb.LabelWithdrawn, firstIP))
 	})
@@ -172,7 +175,9 @@ func TestServiceFieldsPolicy(t *testing.T) {
 // policyBed is a driver chart's Service policy installed twice on the test
 // cluster: one release enforcing in the namespace labelled enforce, one
 // only reporting ([Warn, Audit]) in the namespace labelled report, and a
-// namespace neither selects; with the actors the tests write as.
+// namespace neither selects; with the actors the tests write as. The tenant
+// holds the built-in edit role in each namespace, as tenants do: it may
+// write any field and any metadata of a Service.
 type policyBed struct {
 	enforced, unselected, reported       string
 	admin, tenant, ipAdmin, kubeadmAdmin *actor
@@ -203,10 +208,11 @@ func newPolicyBed(t *testing.T, chart, releaseNS, prefix string, fields []servic
 	createNamespace(t, c, b.enforced, map[string]string{selectorKey: "enforce"})
 	createNamespace(t, c, b.unselected, nil)
 	createNamespace(t, c, b.reported, map[string]string{selectorKey: "report"})
-	writers = append(writers, groupSubject("tenants"), userSubject("ip-admin"), groupSubject("kubeadm:cluster-admins"),
+	writers = append(writers, userSubject("ip-admin"), groupSubject("kubeadm:cluster-admins"),
 		serviceAccountSubject(releaseNS, chart))
 	for _, ns := range []string{b.enforced, b.unselected, b.reported} {
 		grantWriters(t, c, ns, writers...)
+		grantEdit(t, c, ns, groupSubject("tenants"))
 	}
 	b.admin = newActor(t, "admin", c.Config) // system:masters, allowlisted by default
 	b.tenant = newUser(t, c, prefix+"-tenant", "tenants")
