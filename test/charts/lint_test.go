@@ -71,6 +71,22 @@ func TestValuesSchema(t *testing.T) {
 		}
 	}
 	for _, chart := range []string{driverChart, ciliumChart} {
+		for _, tc := range []struct {
+			name string
+			args []string
+			want string
+		}{
+			{"the driver's policy switch must be a boolean", []string{"--set", "serviceWritePolicy.enabled=on"}, "/serviceWritePolicy/enabled"},
+			{"the driver's policy takes known validationActions", []string{"--set-json", `serviceWritePolicy.validationActions=["Block"]`}, "/serviceWritePolicy/validationActions/0"},
+			{"the driver's policy has nothing else to set", []string{"--set", "serviceWritePolicy.allowedUsernames={admin}"}, "'allowedUsernames' not allowed"},
+		} {
+			t.Run(chart+": "+tc.name, func(t *testing.T) {
+				g := NewWithT(t)
+				_, err := runHelm(t, append([]string{"template", chart, chartDir(t, chart)}, tc.args...)...)
+				g.Expect(err).To(HaveOccurred())
+				g.Expect(err.Error()).To(ContainSubstring(tc.want))
+			})
+		}
 		t.Run(chart+": placeholderNamespace must be a namespace name", func(t *testing.T) {
 			g := NewWithT(t)
 			_, err := runHelm(t, "template", chart, chartDir(t, chart), "--set", "placeholderNamespace=Not_A_Namespace")

@@ -216,6 +216,8 @@ func TestRenderedManager(t *testing.T) {
 		args []string
 		// roleNamespaces are where a driver's generated Roles are bound.
 		roleNamespaces []string
+		// policies are the admission policies on by default.
+		policies []string
 	}{{
 		chart: coreChart, manager: "address-controller",
 		args: []string{
@@ -231,6 +233,7 @@ func TestRenderedManager(t *testing.T) {
 		},
 		// The placeholder namespace defaults to the release namespace.
 		roleNamespaces: []string{ns, "metallb-system"},
+		policies:       []string{"metallb-iad-service-writes"},
 	}, {
 		chart: ciliumChart, manager: "cilium-iad",
 		args: []string{
@@ -240,6 +243,7 @@ func TestRenderedManager(t *testing.T) {
 		},
 		// Its pools are cluster-scoped: only the placeholders are namespaced.
 		roleNamespaces: []string{ns},
+		policies:       []string{"cilium-iad-service-writes"},
 	}} {
 		t.Run(tc.chart+" with default values", func(t *testing.T) {
 			g := NewWithT(t)
@@ -304,8 +308,24 @@ func TestRenderedManager(t *testing.T) {
 				HaveKeyWithValue("name", "https"), HaveKeyWithValue("port", BeNumerically("==", 8443)))))))
 
 			g.Expect(ofKind(objs, "Namespace")).To(BeEmpty())
-			g.Expect(ofKind(objs, "ValidatingAdmissionPolicy")).To(BeEmpty(), "the admission policy is off by default")
-			g.Expect(ofKind(objs, "ValidatingAdmissionPolicyBinding")).To(BeEmpty())
+			// The tenant policies are off by default; a driver's own
+			// serviceWritePolicy is on, bound to its ServiceAccount.
+			names := func(kind string) []string {
+				var out []string
+				for _, o := range ofKind(objs, kind) {
+					out = append(out, o.GetName())
+				}
+				return out
+			}
+			g.Expect(names("ValidatingAdmissionPolicy")).To(ConsistOf(toAny(tc.policies)...))
+			g.Expect(names("ValidatingAdmissionPolicyBinding")).To(ConsistOf(toAny(tc.policies)...))
+			for _, p := range ofKind(objs, "ValidatingAdmissionPolicy") {
+				conditions, _, _ := unstructured.NestedSlice(p.Object, "spec", "matchConditions")
+				g.Expect(conditions).To(ContainElements(
+					HaveKeyWithValue("expression", ContainSubstring(`"system:serviceaccount:`+ns+`:`+tc.manager+`"`)),
+					HaveKeyWithValue("expression", ContainSubstring(`request.namespace != "`+ns+`"`)),
+				), "the policy holds the chart's ServiceAccount outside its placeholder namespace")
+			}
 		})
 
 		t.Run(tc.chart+" without leader election", func(t *testing.T) {

@@ -193,13 +193,17 @@ func newPolicyBed(t *testing.T, chart, releaseNS, prefix string, fields []servic
 	c := startCluster(t)
 	ctx := t.Context()
 	selectorKey := "test.local.sdn.cozystack.io/" + prefix + "-policy"
+	// The driver's own policy (serviceWritePolicy) would hold the driver to
+	// its pins; here it writes as a principal the reserved fields are left to.
 	applyPolicy(t, c, render(t, chart, chart, releaseNS,
+		"--set", "serviceWritePolicy.enabled=false",
 		"--set", "admissionPolicy.enabled=true",
 		"--set", "admissionPolicy.allowedUsernames={ip-admin}",
 		"--set-json", `admissionPolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"enforce"}}`,
 	))
 	applyPolicy(t, c, render(t, chart, chart, releaseNS,
 		"--set", "fullnameOverride="+chart+"-report",
+		"--set", "serviceWritePolicy.enabled=false",
 		"--set", "admissionPolicy.enabled=true",
 		"--set-json", `admissionPolicy.validationActions=["Warn","Audit"]`,
 		"--set-json", `admissionPolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"report"}}`,
