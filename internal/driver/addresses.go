@@ -213,17 +213,22 @@ func mustIP(a *v1alpha1.IPAddress) netip.Addr {
 	return ip
 }
 
-// binding reads the address's claim. live: the address is bound (claimRef
-// with a UID) to a claim that exists, with that UID, and is not being
-// deleted. reclaiming: that claim is being deleted and the address's policy
-// is Delete, so the core is about to delete the address.
+// binding reads the address's claim (see Binding).
 func (d *base) binding(ctx context.Context, a *v1alpha1.IPAddress) (live, reclaiming bool, err error) {
+	return Binding(ctx, d, a)
+}
+
+// Binding reads the address's claim through c. live: the address is bound
+// (claimRef with a UID) to a claim that exists, with that UID, and is not
+// being deleted. reclaiming: that claim is being deleted and the address's
+// policy is Delete, so the core is about to delete the address.
+func Binding(ctx context.Context, c client.Reader, a *v1alpha1.IPAddress) (live, reclaiming bool, err error) {
 	ref := a.Spec.ClaimRef
 	if ref == nil || ref.UID == "" {
 		return false, false, nil
 	}
 	claim := &v1alpha1.IPAddressClaim{}
-	if err := d.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, claim); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, claim); err != nil {
 		return false, false, client.IgnoreNotFound(err)
 	}
 	if claim.UID != ref.UID {

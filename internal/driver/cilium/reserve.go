@@ -97,7 +97,7 @@ func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alph
 	if err != nil {
 		return driver.HoldState{Reason: v1alpha1.ReasonInvalidAddress, Message: err.Error()}, nil
 	}
-	key, err := b.secret.HoldKey(ctx, a)
+	key, err := b.secret.HoldKey(ctx, b, a)
 	if err != nil {
 		return driver.HoldState{}, err
 	}

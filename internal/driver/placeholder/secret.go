@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 )
 
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
@@ -89,13 +90,56 @@ func (s *Secret) ClaimKey(ctx context.Context, claim *v1alpha1.IPAddressClaim) (
 	return s.sharingKey(ctx, "claim", string(claim.UID))
 }
 
-// HoldKey is the sharing key a's hold carries: its claim's, or, for an
-// address bound to no claim, one of its own.
-func (s *Secret) HoldKey(ctx context.Context, a *v1alpha1.IPAddress) (string, error) {
-	if ref := a.Spec.ClaimRef; ref != nil && ref.UID != "" {
-		return s.sharingKey(ctx, "claim", string(ref.UID))
+// HoldKey is the sharing key a's hold carries, reading a's claim and the
+// Services that report a's address through c (the manager's cache, with
+// driver.IndexServiceByIngressIP). While a is bound to a live claim
+// (driver.Binding), it is the claim's: a workload of that claim joins the
+// hold with it (a shared handoff). Once the binding ended (the claim is
+// deleted, or a is Released), it stays the claim's only while the last
+// carrier lets go: while a is still associated with it, so that the hold
+// comes back sharing the address with it before its pin goes, and while
+// it still reports the address, since the allocator would take the address
+// from a hold whose key no longer matches that carrier's. Otherwise it is a
+// key of the address's own, which the driver never writes on a workload: a
+// former tenant who kept its claim's key (it could read it on its Service)
+// cannot share the address with the hold, and the next tenant's claim
+// brings a key of its own.
+func (s *Secret) HoldKey(ctx context.Context, c client.Reader, a *v1alpha1.IPAddress) (string, error) {
+	ref := a.Spec.ClaimRef
+	if ref == nil || ref.UID == "" {
+		return s.sharingKey(ctx, "address", string(a.UID))
 	}
-	return s.sharingKey(ctx, "address", string(a.UID))
+	claims, err := s.claimKeeps(ctx, c, a)
+	if err != nil {
+		return "", err
+	}
+	if !claims {
+		return s.sharingKey(ctx, "address", string(a.UID))
+	}
+	return s.sharingKey(ctx, "claim", string(ref.UID))
+}
+
+// claimKeeps says whether the hold of a, bound to a claim, keeps sharing
+// that claim's key (see HoldKey).
+func (s *Secret) claimKeeps(ctx context.Context, c client.Reader, a *v1alpha1.IPAddress) (bool, error) {
+	if a.Status.AssociatedTo != nil {
+		return true, nil
+	}
+	if a.Status.Phase != v1alpha1.AddressReleased {
+		if live, _, err := driver.Binding(ctx, c, a); err != nil || live {
+			return live, err
+		}
+	}
+	reporters := &corev1.ServiceList{}
+	if err := c.List(ctx, reporters, client.MatchingFields{driver.IndexServiceByIngressIP: a.Spec.Address}); err != nil {
+		return false, err
+	}
+	for i := range reporters.Items {
+		if s.IsWithdrawn(&reporters.Items[i]) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (s *Secret) sharingKey(ctx context.Context, parts ...string) (string, error) {
