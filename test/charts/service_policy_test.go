@@ -54,6 +54,7 @@ func reservedServiceFields() []serviceField {
 		"metallb.universe.tf/allow-shared-ip",
 		localv1alpha1.AnnotationPinnedBy,
 		placeholder.AnnotationSharedBy,
+		"local.sdn.cozystack.io/retry",
 	} {
 		fields = append(fields, annotationField(key, reservedMessage("metallb-iad", "annotation "+key)))
 	}
