@@ -42,7 +42,7 @@ import (
 // user bound to the built-in edit role in its own namespace only (the core
 // chart aggregates the claims role into edit). Every spec removes what it
 // made and waits until it is gone. The ranges are 198.18.<row>.0/24, which
-// no other spec uses.
+// no other spec uses (rows 8 and 9 included).
 
 // metallbProvisioner is the MetalLB driver's provisioner name.
 const metallbProvisioner = "metallb.drivers.local.sdn.cozystack.io"
@@ -383,6 +383,80 @@ spec:
 			BeNil(), placeholderHolds))
 		Expect(kit.StateOfClaim(Default, victimNS, "web")()).To(HaveField("Phase", v1alpha1.ClaimBound))
 	})
+
+	It("claiming a family the class cannot serve: FamilyNotServed, nothing reserved", func(ctx SpecContext) {
+		t := newTenancy()
+		const class = "tenant-family"
+		ns, user := t.tenant(ctx, "tenant-family", nil)
+		t.class(ctx, class, `
+  parameters: {addresses: ["198.18.8.0/29"]}
+`)
+		Eventually(func() []v1alpha1.IPFamily {
+			c := &v1alpha1.IPAddressClass{}
+			Expect(kit.Get(ctx, client.ObjectKey{Name: class}, c)).To(Succeed())
+			return c.Status.Families
+		}, timeout, tick).Should(Equal([]v1alpha1.IPFamily{v1alpha1.IPv4}), "the driver reports what the class serves")
+
+		for i := range 3 {
+			asTenant(ctx, user, `
+apiVersion: local.sdn.cozystack.io/v1alpha1
+kind: IPAddressClaim
+metadata: {name: v6-`+fmt.Sprint(i)+`, namespace: `+ns+`}
+spec: {className: `+class+`, family: IPv6}
+`, "create", "-f", "-")
+		}
+		for i := range 3 {
+			Eventually(kit.StateOfClaim(Default, ns, fmt.Sprint("v6-", i)), timeout, tick).Should(Equal(
+				testkit.ClaimState{Phase: v1alpha1.ClaimPending, Reason: v1alpha1.ReasonFamilyNotServed}))
+		}
+		uids := claimUIDs(ns, "v6-0", "v6-1", "v6-2")
+		Consistently(func() []string { return classFootprint(class, uids) }, watchFor, tick).Should(BeEmpty(),
+			"no placeholder is left behind for a family the class cannot serve")
+	})
+
+	It("reusing a sharing key after the claim is gone shares nothing: the Released address's hold has a new key", func(ctx SpecContext) {
+		t := newTenancy()
+		const class = "tenant-old-key"
+		ns, user := t.tenant(ctx, "tenant-old-key", nil)
+		t.classWith(ctx, class, v1alpha1.ReclaimRetain, `
+  parameters: {addresses: ["198.18.9.0/29"]}
+`)
+		asTenant(ctx, user, claimYAML(ns, "web", class), "create", "-f", "-")
+		Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+		addr := kit.Claim(Default, ns, "web").Status.Addresses[0]
+		asTenant(ctx, user, tenantServiceYAML(ns, "carrier", map[string]string{v1alpha1.AnnotationIPAddressClaim: "web"}), "create", "-f", "-")
+		Eventually(func() []string { return ingressOf(ns, "carrier") }, timeout, tick).Should(Equal([]string{addr.Address}))
+
+		By("the tenant reads the key the driver wrote on its own Service")
+		key, err := kubectl(ctx, "", "--as", user, "-n", ns, "get", "service", "carrier",
+			"-o", `jsonpath={.metadata.annotations.metallb\.io/allow-shared-ip}`)
+		Expect(err).NotTo(HaveOccurred(), key)
+		Expect(key).To(HavePrefix("iad-"), "a shared handoff carries the claim's key")
+
+		By("the claim is deleted: the carrier loses pin and key, the address is Released and held under a new key")
+		asTenant(ctx, user, "", "-n", ns, "delete", "ipaddressclaims.local.sdn.cozystack.io", "web")
+		Eventually(kit.StateOfAddress(Default, addr.Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressReleased))
+		Eventually(func() []string {
+			var left []string
+			for k := range kit.Service(Default, ns, "carrier").Annotations {
+				if strings.HasPrefix(k, "metallb.io/") || k == v1alpha1.AnnotationPinnedBy || strings.HasSuffix(k, "/sharing-key") {
+					left = append(left, k)
+				}
+			}
+			return left
+		}, timeout, tick).Should(BeEmpty())
+		placeholderHolds := ConsistOf(HavePrefix(h.PlaceholderNamespace() + "/"))
+		Eventually(func() []string { return holders(addr.Address) }, timeout, tick).Should(placeholderHolds)
+
+		By("a Service pinned to the address with the old key gets nothing")
+		asTenant(ctx, user, tenantServiceYAML(ns, "reuse", map[string]string{
+			"metallb.io/loadBalancerIPs": addr.Address, "metallb.io/allow-shared-ip": key}), "create", "-f", "-")
+		Eventually(kit.WarningsAbout(Default, kit.Service(Default, ns, "reuse")), timeout, tick).Should(
+			ContainElement(HavePrefix("AllocationFailed: ")), "MetalLB saw the Service and refused it")
+		Consistently(func() []any {
+			return []any{ingressOf(ns, "reuse"), holders(addr.Address), kit.StateOfAddress(Default, addr.Name)().Phase}
+		}, watchFor, tick).Should(HaveExactElements(BeEmpty(), placeholderHolds, Equal(v1alpha1.AddressReleased)))
+	})
 })
 
 // tenancy is what one spec made: its tenants' namespaces and its classes.
@@ -435,6 +509,13 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
 // its spec, as YAML indented under spec.
 func (t *tenancy) class(ctx context.Context, name, spec string) {
 	GinkgoHelper()
+	t.classWith(ctx, name, v1alpha1.ReclaimDelete, spec)
+}
+
+// classWith creates a MetalLB class of reclaim policy with the rest of its
+// spec, as YAML indented under spec.
+func (t *tenancy) classWith(ctx context.Context, name string, policy v1alpha1.ReclaimPolicy, spec string) {
+	GinkgoHelper()
 	t.classes = append(t.classes, name)
 	apply(ctx, `
 apiVersion: local.sdn.cozystack.io/v1alpha1
@@ -442,7 +523,30 @@ kind: IPAddressClass
 metadata: {name: `+name+`}
 spec:
   provisioner: `+metallbProvisioner+`
-  reclaimPolicy: Delete`+spec)
+  reclaimPolicy: `+string(policy)+spec)
+}
+
+// tenantServiceYAML is a LoadBalancer Service with annotations, as a
+// tenant writes it.
+func tenantServiceYAML(ns, name string, annotations map[string]string) string {
+	keys := make([]string, 0, len(annotations))
+	for k, v := range annotations {
+		keys = append(keys, fmt.Sprintf("%q: %q", k, v))
+	}
+	sort.Strings(keys)
+	return `
+apiVersion: v1
+kind: Service
+metadata:
+  name: ` + name + `
+  namespace: ` + ns + `
+  annotations: {` + strings.Join(keys, ", ") + `}
+spec:
+  type: LoadBalancer
+  allocateLoadBalancerNodePorts: false
+  selector: {app: ` + name + `}
+  ports: [{port: 80}]
+`
 }
 
 // leave deletes the namespaces' claims and Services, then the classes'
