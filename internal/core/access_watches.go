@@ -107,15 +107,6 @@ func ledgerShrank() predicate.Predicate {
 	}
 }
 
-// deleted passes deletions only.
-func deleted() predicate.Predicate {
-	return predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return false },
-		UpdateFunc:  func(event.UpdateEvent) bool { return false },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-	}
-}
-
 // classOfLedger wakes a ledger's class, whose WithinLimits condition sums
 // the ledgers.
 func classOfLedger(_ context.Context, obj client.Object) []reconcile.Request {

@@ -19,7 +19,6 @@ package core
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
@@ -42,10 +41,10 @@ func (r *ClaimReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) er
 		For(&v1alpha1.IPAddressClaim{}, builder.WithPredicates(specOrMetadataChanged())).
 		Watches(&v1alpha1.IPAddress{}, r.addressEvents()).
 		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(r.claimsForClass),
-			builder.WithPredicates(predicate.Or(specOrMetadataChanged(), familiesChanged()))).
+			builder.WithPredicates(predicate.Or(specOrMetadataChanged(), manager.ClassFamiliesChanged()))).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.unadmittedInNamespace), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&v1alpha1.IPAddressClassUsage{}, handler.EnqueueRequestsFromMapFunc(r.unadmittedForLedger), builder.WithPredicates(ledgerShrank())).
-		Watches(&v1alpha1.IPAddressClassUsage{}, handler.EnqueueRequestsFromMapFunc(r.countedInLedger), builder.WithPredicates(deleted())).
+		Watches(&v1alpha1.IPAddressClassUsage{}, handler.EnqueueRequestsFromMapFunc(r.countedInLedger), builder.WithPredicates(manager.DeleteOnly())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(concurrency, 1)}).
 		Complete(manager.RetryConflicts(r))
 }
@@ -107,14 +106,6 @@ func claimSees(a *v1alpha1.IPAddress) string {
 		ref = a.Spec.ClaimRef.Key() + "/" + string(a.Spec.ClaimRef.UID)
 	}
 	return fmt.Sprint(ref, a.Status.Phase, a.DeletionTimestamp != nil)
-}
-
-// familiesChanged passes a class's updates that change the families its
-// driver serves: a claim for a family the class cannot serve waits on them.
-func familiesChanged() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		return !slices.Equal(e.ObjectOld.(*v1alpha1.IPAddressClass).Status.Families, e.ObjectNew.(*v1alpha1.IPAddressClass).Status.Families)
-	}}
 }
 
 // claimsForClass wakes the claims waiting on a class, and those with no class

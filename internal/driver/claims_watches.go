@@ -18,13 +18,11 @@ package driver
 
 import (
 	"context"
-	"slices"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -40,17 +38,9 @@ func (r *ClaimReconciler) setupWithManager(mgr ctrl.Manager, opts controller.Opt
 		For(&v1alpha1.IPAddressClaim{}, builder.WithPredicates(predicate.NewPredicateFuncs(r.stampedForUs))).
 		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(claimOfAddress), builder.WithPredicates(changed(bindingOf))).
 		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(r.pendingClaimsOfClass),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, familiesChanged()))).
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, manager.ClassFamiliesChanged()))).
 		WithOptions(opts)
 	return r.parked(addWatches(b, extra), r)
-}
-
-// familiesChanged passes a class's updates that change the families it
-// serves, which its pending claims wait on.
-func familiesChanged() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		return !slices.Equal(e.ObjectOld.(*v1alpha1.IPAddressClass).Status.Families, e.ObjectNew.(*v1alpha1.IPAddressClass).Status.Families)
-	}}
 }
 
 func claimOfAddress(_ context.Context, o client.Object) []reconcile.Request {

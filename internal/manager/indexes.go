@@ -18,8 +18,11 @@ package manager
 
 import (
 	"context"
+	"slices"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 )
@@ -76,4 +79,13 @@ func AddressIndexes() []Index {
 			return []string{o.(*v1alpha1.IPAddress).Spec.ClassName}
 		}},
 	}
+}
+
+// ClassFamiliesChanged passes a class's updates that change the families its
+// driver reports it serves (status.families): a claim for a family the
+// class cannot serve waits on them, in the core and in the driver.
+func ClassFamiliesChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return !slices.Equal(e.ObjectOld.(*v1alpha1.IPAddressClass).Status.Families, e.ObjectNew.(*v1alpha1.IPAddressClass).Status.Families)
+	}}
 }
