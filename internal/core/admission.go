@@ -100,9 +100,13 @@ func (r *ClaimReconciler) admission(ctx context.Context, o *claimObservation) (a
 		res.stamp = stamp{}
 	}
 	if forgedStamp(claim, o.class, res.admitted) {
+		done := "removed"
+		if res.admitted != "" {
+			done = "replaced"
+		}
 		r.Recorder.Eventf(claim, nil, corev1.EventTypeWarning, v1alpha1.EventForgedStamp, "Admit",
 			"The claim carries %s=%s, which the core did not write; it is not proof of admission, and the core %s it",
-			v1alpha1.AnnotationProvisioner, claim.Annotations[v1alpha1.AnnotationProvisioner], map[bool]string{true: "replaced", false: "removed"}[res.admitted != ""])
+			v1alpha1.AnnotationProvisioner, claim.Annotations[v1alpha1.AnnotationProvisioner], done)
 	}
 	if res.admitted == prior && res.refusal == nil {
 		return res, r.ensureCounted(ctx, claim, res.admitted)
