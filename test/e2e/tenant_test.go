@@ -42,7 +42,7 @@ import (
 // user bound to the built-in edit role in its own namespace only (the core
 // chart aggregates the claims role into edit). Every spec removes what it
 // made and waits until it is gone. The ranges are 198.18.<row>.0/24, which
-// no other spec uses (rows 8 and 9 included).
+// no other spec uses (the later rows included).
 
 // metallbProvisioner is the MetalLB driver's provisioner name.
 const metallbProvisioner = "metallb.drivers.local.sdn.cozystack.io"
@@ -456,6 +456,69 @@ spec: {className: `+class+`, family: IPv6}
 		Consistently(func() []any {
 			return []any{ingressOf(ns, "reuse"), holders(addr.Address), kit.StateOfAddress(Default, addr.Name)().Phase}
 		}, watchFor, tick).Should(HaveExactElements(BeEmpty(), placeholderHolds, Equal(v1alpha1.AddressReleased)))
+	})
+
+	It("pre-binding a recycled address with the default install: admitted and counted like any claim", func(ctx SpecContext) {
+		t := newTenancy()
+		const class = "tenant-recycled"
+		formerNS, former := t.tenant(ctx, "tenant-recycled-former", nil)
+		ns, user := t.tenant(ctx, "tenant-recycled", nil)
+		t.classWith(ctx, class, v1alpha1.ReclaimRetain, `
+  addressesPerNamespace: 1
+  parameters: {addresses: ["198.18.10.0/29"]}
+`)
+		asTenant(ctx, former, claimYAML(formerNS, "web", class), "create", "-f", "-")
+		Eventually(kit.StateOfClaim(Default, formerNS, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+		addr := kit.Claim(Default, formerNS, "web").Status.Addresses[0]
+		asTenant(ctx, former, "", "-n", formerNS, "delete", "ipaddressclaims.local.sdn.cozystack.io", "web")
+		Eventually(kit.StateOfAddress(Default, addr.Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressReleased))
+
+		By("the admin recycles it; another tenant names it")
+		out, err := kubectl(ctx, "", "patch", "ipaddresses.local.sdn.cozystack.io", addr.Name, "--type=merge", "-p", `{"spec":{"claimRef":null}}`)
+		Expect(err).NotTo(HaveOccurred(), out)
+		Eventually(kit.StateOfAddress(Default, addr.Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
+		asTenant(ctx, user, `
+apiVersion: local.sdn.cozystack.io/v1alpha1
+kind: IPAddressClaim
+metadata: {name: named, namespace: `+ns+`}
+spec: {className: `+class+`, addressName: `+addr.Name+`}
+`, "create", "-f", "-")
+		Eventually(kit.StateOfClaim(Default, ns, "named"), timeout, tick).Should(Equal(
+			testkit.ClaimState{Phase: v1alpha1.ClaimBound, Reason: v1alpha1.ReasonBound, Addresses: []string{addr.Name}}))
+		Expect(kit.Claim(Default, ns, "named").Status.AdmittedClassName).To(Equal(class))
+		Eventually(ledgerClaims(ns, class), timeout, tick).Should(Equal([]string{"named"}), "it counts against the limit")
+
+		By("the limit holds for the next claim of the namespace")
+		asTenant(ctx, user, claimYAML(ns, "more", class), "create", "-f", "-")
+		Eventually(kit.StateOfClaim(Default, ns, "more"), timeout, tick).Should(Equal(
+			testkit.ClaimState{Phase: v1alpha1.ClaimPending, Reason: v1alpha1.ReasonClassLimitReached}))
+	})
+
+	It("sharing its own address with a second Service with the default install: the driver reports the second Service", func(ctx SpecContext) {
+		t := newTenancy()
+		const class = "tenant-own-key"
+		ns, user := t.tenant(ctx, "tenant-own-key", nil)
+		t.class(ctx, class, `
+  parameters: {addresses: ["198.18.11.0/29"]}
+`)
+		asTenant(ctx, user, claimYAML(ns, "web", class), "create", "-f", "-")
+		Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+		addr := kit.Claim(Default, ns, "web").Status.Addresses[0]
+		asTenant(ctx, user, tenantServiceYAML(ns, "carrier", map[string]string{v1alpha1.AnnotationIPAddressClaim: "web"}), "create", "-f", "-")
+		Eventually(func() []string { return ingressOf(ns, "carrier") }, timeout, tick).Should(Equal([]string{addr.Address}))
+		key := kit.Service(Default, ns, "carrier").Annotations["metallb.io/allow-shared-ip"]
+		Expect(key).To(HavePrefix("iad-"))
+
+		By("a second Service of the tenant pinned to the address with the claim's key")
+		second := strings.Replace(tenantServiceYAML(ns, "second", map[string]string{
+			"metallb.io/loadBalancerIPs": addr.Address, "metallb.io/allow-shared-ip": key}), "port: 80", "port: 81", 1)
+		asTenant(ctx, user, second, "create", "-f", "-")
+		Eventually(func() []string { return ingressOf(ns, "second") }, timeout, tick).Should(Equal([]string{addr.Address}),
+			"MetalLB shares the address: the key matches")
+		Eventually(kit.StateOfAddress(Default, addr.Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressConflict))
+		Eventually(kit.EventsAbout(Default, kit.Service(Default, ns, "second"), v1alpha1.EventAddressConflict), timeout, tick).Should(
+			ContainElement(ContainSubstring(addr.Address)))
+		Expect(ingressOf(ns, "carrier")).To(Equal([]string{addr.Address}), "the claim's own carrier keeps it")
 	})
 })
 
