@@ -424,7 +424,7 @@ spec: {className: `+class+`, family: IPv6}
 		asTenant(ctx, user, claimYAML(ns, "web", class), "create", "-f", "-")
 		Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		addr := kit.Claim(Default, ns, "web").Status.Addresses[0]
-		asTenant(ctx, user, tenantServiceYAML(ns, "carrier", map[string]string{v1alpha1.AnnotationIPAddressClaim: "web"}), "create", "-f", "-")
+		asTenant(ctx, user, testkit.ServiceYAML(ns, "carrier", map[string]string{v1alpha1.AnnotationIPAddressClaim: "web"}), "create", "-f", "-")
 		Eventually(func() []string { return ingressOf(ns, "carrier") }, timeout, tick).Should(Equal([]string{addr.Address}))
 
 		By("the tenant reads the key the driver wrote on its own Service")
@@ -449,7 +449,7 @@ spec: {className: `+class+`, family: IPv6}
 		Eventually(func() []string { return holders(addr.Address) }, timeout, tick).Should(placeholderHolds)
 
 		By("a Service pinned to the address with the old key gets nothing")
-		asTenant(ctx, user, tenantServiceYAML(ns, "reuse", map[string]string{
+		asTenant(ctx, user, testkit.ServiceYAML(ns, "reuse", map[string]string{
 			"metallb.io/loadBalancerIPs": addr.Address, "metallb.io/allow-shared-ip": key}), "create", "-f", "-")
 		Eventually(kit.WarningsAbout(Default, kit.Service(Default, ns, "reuse")), timeout, tick).Should(
 			ContainElement(HavePrefix("AllocationFailed: ")), "MetalLB saw the Service and refused it")
@@ -504,13 +504,13 @@ spec: {className: `+class+`, addressName: `+addr.Name+`}
 		asTenant(ctx, user, claimYAML(ns, "web", class), "create", "-f", "-")
 		Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		addr := kit.Claim(Default, ns, "web").Status.Addresses[0]
-		asTenant(ctx, user, tenantServiceYAML(ns, "carrier", map[string]string{v1alpha1.AnnotationIPAddressClaim: "web"}), "create", "-f", "-")
+		asTenant(ctx, user, testkit.ServiceYAML(ns, "carrier", map[string]string{v1alpha1.AnnotationIPAddressClaim: "web"}), "create", "-f", "-")
 		Eventually(func() []string { return ingressOf(ns, "carrier") }, timeout, tick).Should(Equal([]string{addr.Address}))
 		key := kit.Service(Default, ns, "carrier").Annotations["metallb.io/allow-shared-ip"]
 		Expect(key).To(HavePrefix("iad-"))
 
 		By("a second Service of the tenant pinned to the address with the claim's key")
-		second := strings.Replace(tenantServiceYAML(ns, "second", map[string]string{
+		second := strings.Replace(testkit.ServiceYAML(ns, "second", map[string]string{
 			"metallb.io/loadBalancerIPs": addr.Address, "metallb.io/allow-shared-ip": key}), "port: 80", "port: 81", 1)
 		asTenant(ctx, user, second, "create", "-f", "-")
 		Eventually(func() []string { return ingressOf(ns, "second") }, timeout, tick).Should(Equal([]string{addr.Address}),
@@ -587,29 +587,6 @@ metadata: {name: `+name+`}
 spec:
   provisioner: `+metallbProvisioner+`
   reclaimPolicy: `+string(policy)+spec)
-}
-
-// tenantServiceYAML is a LoadBalancer Service with annotations, as a
-// tenant writes it.
-func tenantServiceYAML(ns, name string, annotations map[string]string) string {
-	keys := make([]string, 0, len(annotations))
-	for k, v := range annotations {
-		keys = append(keys, fmt.Sprintf("%q: %q", k, v))
-	}
-	sort.Strings(keys)
-	return `
-apiVersion: v1
-kind: Service
-metadata:
-  name: ` + name + `
-  namespace: ` + ns + `
-  annotations: {` + strings.Join(keys, ", ") + `}
-spec:
-  type: LoadBalancer
-  allocateLoadBalancerNodePorts: false
-  selector: {app: ` + name + `}
-  ports: [{port: 80}]
-`
 }
 
 // leave deletes the namespaces' claims and Services, then the classes'

@@ -18,7 +18,9 @@ package testkit
 
 import (
 	"context"
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -298,13 +300,24 @@ kubectl get services -A \
 // an end-to-end spec applies with kubectl, as a tenant would: selector
 // app=<name>, port 80, no node ports.
 func ClaimingServiceYAML(ns, name, claim string) string {
+	return ServiceYAML(ns, name, map[string]string{v1alpha1.AnnotationIPAddressClaim: claim})
+}
+
+// ServiceYAML is a LoadBalancer Service with annotations, as the YAML a
+// tenant writes: selector app=<name>, port 80, no node ports.
+func ServiceYAML(ns, name string, annotations map[string]string) string {
+	keys := make([]string, 0, len(annotations))
+	for k, v := range annotations {
+		keys = append(keys, fmt.Sprintf("%q: %q", k, v))
+	}
+	slices.Sort(keys)
 	return `
 apiVersion: v1
 kind: Service
 metadata:
   name: ` + name + `
   namespace: ` + ns + `
-  annotations: {local.sdn.cozystack.io/ip-address-claim: ` + claim + `}
+  annotations: {` + strings.Join(keys, ", ") + `}
 spec:
   type: LoadBalancer
   allocateLoadBalancerNodePorts: false
