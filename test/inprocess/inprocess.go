@@ -31,16 +31,31 @@ import (
 
 // Manager is a running manager.
 type Manager struct {
-	t      *testing.T
 	cancel context.CancelFunc
-	done   chan error
+	// exited is closed once the manager returned, with err set.
+	exited chan struct{}
+	err    error
 	once   sync.Once
+	// report receives the error the manager stopped with, if any.
+	report func(error)
 }
 
 // Start runs a manager for cfg, with the controllers setup registers, until
 // the test ends or Stop is called. tune adjusts the manager's options.
 func Start(t *testing.T, cfg *rest.Config, setup func(ctrl.Manager) error, tune ...func(*ctrl.Options)) *Manager {
 	t.Helper()
+	m, err := Run(cfg, setup, tune...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.report = func(err error) { t.Errorf("manager: %v", err) }
+	t.Cleanup(m.Stop)
+	return m
+}
+
+// Run runs a manager as Start does, until Stop: for a manager that
+// outlives any one test (a package's shared managers, started in TestMain).
+func Run(cfg *rest.Config, setup func(ctrl.Manager) error, tune ...func(*ctrl.Options)) (*Manager, error) {
 	opts := ctrl.Options{
 		Scheme:                 manager.NewScheme(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -54,24 +69,47 @@ func Start(t *testing.T, cfg *rest.Config, setup func(ctrl.Manager) error, tune 
 	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := setup(mgr); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &Manager{t: t, cancel: cancel, done: make(chan error, 1)}
-	go func() { m.done <- mgr.Start(ctx) }()
-	t.Cleanup(m.Stop)
-	return m
+	m := &Manager{cancel: cancel, exited: make(chan struct{}), report: func(error) {}}
+	go func() {
+		defer close(m.exited)
+		m.err = mgr.Start(ctx)
+	}()
+	return m, nil
 }
 
 // Stop stops the manager and waits for it to return.
 func (m *Manager) Stop() {
 	m.once.Do(func() {
 		m.cancel()
-		if err := <-m.done; err != nil {
-			m.t.Errorf("manager: %v", err)
+		<-m.exited
+		if m.err != nil {
+			m.report(m.err)
 		}
 	})
+}
+
+// Err is the error the manager returned with, once it has.
+func (m *Manager) Err() error {
+	select {
+	case <-m.exited:
+		return m.err
+	default:
+		return nil
+	}
+}
+
+// Running says whether the manager has neither been stopped nor returned.
+func (m *Manager) Running() bool {
+	select {
+	case <-m.exited:
+		return false
+	default:
+		return true
+	}
 }

@@ -19,6 +19,7 @@ package testkit
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -40,6 +41,10 @@ import (
 // Kit reads and writes through one client.
 type Kit struct {
 	client.Client
+
+	tidying *Tidying
+	tidies  *sync.Map // *testing.T -> *tidy
+	mu      sync.Mutex
 }
 
 // New returns a kit for c.
@@ -56,12 +61,18 @@ func Name(t *testing.T) string {
 	return strings.Trim(base, "-") + "-" + rand.String(4)
 }
 
-// Namespace creates a namespace for the test.
+// Namespace creates a namespace for the test (removed when it ends, if the
+// kit tidies).
 func (k *Kit) Namespace(t *testing.T) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Name(t)}}
 	if err := k.Client.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)
+	}
+	if r := k.record(t); r != nil {
+		k.mu.Lock()
+		r.namespaces = append(r.namespaces, ns.Name)
+		k.mu.Unlock()
 	}
 	return ns.Name
 }
@@ -324,4 +335,17 @@ spec:
   selector: {app: ` + name + `}
   ports: [{port: 80}]
 `
+}
+
+// StressEnv, set to 1, makes tests that sample a rate run their full count
+// (make test-stress); make test runs a small one, enough to prove the
+// behaviour once.
+const StressEnv = "TEST_STRESS"
+
+// Rounds is quick, or stress under make test-stress.
+func Rounds(quick, stress int) int {
+	if os.Getenv(StressEnv) == "1" {
+		return stress
+	}
+	return quick
 }

@@ -63,12 +63,12 @@ func (contractHarness) StartDriver(t *testing.T, cfg *rest.Config) *inprocess.Ma
 	return inprocess.Start(t, cfg, func(mgr ctrl.Manager) error { return cilium.Setup(mgr, opts) }, opts.ManagerOptions)
 }
 
-// Ranges are carved apart from the recording tests' pools (10.200.x.0/28
-// and up): LB-IPAM refuses overlapping pools.
+// Ranges are carved apart from the recording tests' pools (198.18.x.0/28):
+// LB-IPAM refuses overlapping pools.
 func (contractHarness) Ranges() (v4, v6 netip.Prefix) {
 	n := nextRange.Add(1)
-	return netip.MustParsePrefix(fmt.Sprintf("10.%d.%d.0/28", 230+n/250, n%250)),
-		netip.MustParsePrefix(fmt.Sprintf("fd00:c1:%x::/124", n))
+	return netip.MustParsePrefix(fmt.Sprintf("198.19.%d.0/28", n%256)),
+		netip.MustParsePrefix(fmt.Sprintf("2001:db8:c1:%x::/124", n))
 }
 
 func (contractHarness) Parameters(ranges ...netip.Prefix) string {

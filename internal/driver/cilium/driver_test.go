@@ -62,7 +62,7 @@ func startBoth(t *testing.T) {
 func ciliumClass(t *testing.T, g Gomega) string {
 	name := testkit.Name(t)
 	v4, v6 := contractHarness{}.Ranges()
-	kit.Create(g, b.Class(name, v1alpha1.ProvisionerCilium, b.Parameters(contractHarness{}.Parameters(v4, v6))))
+	kit.Make(t, g, b.Class(name, v1alpha1.ProvisionerCilium, b.Parameters(contractHarness{}.Parameters(v4, v6))))
 	g.Eventually(rendered(g, name), timeout, tick).Should(HaveField("Reason", HavePrefix("Rendered")))
 	return name
 }
@@ -135,12 +135,12 @@ func TestBadClassesSaySo(t *testing.T) {
 	g := NewWithT(t)
 	for params, want := range map[string]string{
 		`{"addresses": []}`:                        "spec.parameters.addresses must list at least one CIDR or range",
-		`{"addresses": ["10.250.0.1/24"]}`:         "spec.parameters.addresses[0]",
-		`{"ranges": ["10.250.0.0/28"]}`:            `unknown field "ranges"`,
-		`{"addresses": ["10.250.0.9-10.250.0.1"]}`: "spec.parameters.addresses[0]",
+		`{"addresses": ["198.51.100.1/24"]}`:         "spec.parameters.addresses[0]",
+		`{"ranges": ["198.51.100.0/28"]}`:            `unknown field "ranges"`,
+		`{"addresses": ["198.51.100.9-198.51.100.1"]}`: "spec.parameters.addresses[0]",
 	} {
 		name := testkit.Name(t) + fmt.Sprintf("-%d", nextRange.Add(1))
-		kit.Create(g, b.Class(name, v1alpha1.ProvisionerCilium, b.Parameters(params)))
+		kit.Make(t, g, b.Class(name, v1alpha1.ProvisionerCilium, b.Parameters(params)))
 		g.Eventually(rendered(g, name), timeout, tick).Should(And(HaveField("Status", metav1.ConditionFalse),
 			HaveField("Reason", cilium.ReasonInvalidParameters), HaveField("Message", ContainSubstring(want))), params)
 	}
@@ -153,7 +153,7 @@ func TestBadClassesSaySo(t *testing.T) {
 	// later.
 	time.Sleep(1100 * time.Millisecond)
 	second := first + "-overlapping"
-	kit.Create(g, b.Class(second, v1alpha1.ProvisionerCilium, b.Parameters(string(c.Spec.Parameters.Raw))))
+	kit.Make(t, g, b.Class(second, v1alpha1.ProvisionerCilium, b.Parameters(string(c.Spec.Parameters.Raw))))
 	g.Eventually(rendered(g, second), timeout, tick).Should(And(HaveField("Reason", cilium.ReasonPoolConflict),
 		HaveField("Message", ContainSubstring("in conflict"))))
 	g.Consistently(rendered(g, first), settle, tick).Should(HaveField("Reason", HavePrefix("Rendered")))

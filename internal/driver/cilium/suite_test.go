@@ -91,7 +91,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		kit = testkit.New(k8s)
+		kit = testkit.New(k8s).Tidy(testkit.Tidying{Within: timeout, Leftovers: contractHarness{}.Leftovers})
 		code := m.Run()
 		if code != 0 {
 			fmt.Fprintln(os.Stderr, "--- cilium-operator log (tail) ---")
@@ -130,7 +130,7 @@ func allowFirstLastIPs(v string) poolOption {
 func freshPool(t *testing.T, g Gomega, opts ...poolOption) (name string, cidr netip.Prefix) {
 	name = testkit.Name(t)
 	n := nextRange.Add(1)
-	cidr = netip.MustParsePrefix(fmt.Sprintf("10.%d.%d.0/28", 200+n/250, n%250))
+	cidr = netip.MustParsePrefix(fmt.Sprintf("198.18.%d.0/28", n%256))
 	pool := &unstructured.Unstructured{}
 	pool.SetGroupVersionKind(poolGVK)
 	pool.SetName(name)
@@ -142,7 +142,7 @@ func freshPool(t *testing.T, g Gomega, opts ...poolOption) (name string, cidr ne
 		o(spec)
 	}
 	g.Expect(unstructured.SetNestedMap(pool.Object, spec, "spec")).To(Succeed())
-	kit.Create(g, pool)
+	kit.Make(t, g, pool)
 	g.Eventually(func() []metav1.Condition { return poolConditions(g, name) }, timeout, tick).
 		Should(ContainElement(HaveField("Type", conditionPoolTotal)))
 	return name, cidr

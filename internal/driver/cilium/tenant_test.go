@@ -51,7 +51,6 @@ func TestAFormerTenantKeepsNothing(t *testing.T) {
 	g := NewWithT(t)
 	ns := kit.Namespace(t)
 	class := ciliumClass(t, g)
-	kit.LeaveNothing(t, ns, class, timeout)
 	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
 	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	addr := kit.Claim(g, ns, "web").Status.Addresses[0]

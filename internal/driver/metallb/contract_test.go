@@ -20,40 +20,40 @@ import (
 	"context"
 	"encoding/json"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/drivertest"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
-	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
 	b "github.com/cozystack/address-controller/test/builder"
-	"github.com/cozystack/address-controller/test/cluster"
 	"github.com/cozystack/address-controller/test/inprocess"
 )
 
+func TestMain(m *testing.M) { os.Exit(mt.Main(m, mt.Options{})) }
+
 // TestContract runs the driver contract with the real MetalLB controller as
 // the allocator.
-func TestContract(t *testing.T) { drivertest.Run(t, testCluster.Config, contractHarness{}) }
+func TestContract(t *testing.T) { drivertest.Run(t, mt.Cluster.Config, contractHarness{}) }
 
 type contractHarness struct{}
 
-func (contractHarness) Provisioner() string { return provisioner }
+func (contractHarness) Provisioner() string { return mt.Provisioner }
 
 func (contractHarness) StartDriver(t *testing.T, cfg *rest.Config) *inprocess.Manager {
-	opts := metallb.Options{PlaceholderNamespace: placeholderNS, MetalLBNamespace: cluster.MetalLBNamespace}
-	opts.Driver.Concurrency = 4
+	opts := mt.DriverOptions(driver.HandoffAuto)
 	return inprocess.Start(t, cfg, func(mgr ctrl.Manager) error { return metallb.Setup(mgr, opts) }, opts.ManagerOptions)
 }
 
 func (contractHarness) Ranges() (v4, v6 netip.Prefix) {
-	p4, p6 := freshRange()
+	p4, p6 := mt.FreshRange()
 	return netip.MustParsePrefix(p4), netip.MustParsePrefix(p6)
 }
 
@@ -64,21 +64,7 @@ func (contractHarness) Parameters(ranges ...netip.Prefix) string {
 
 // Leftovers are the class's placeholders and rendered MetalLB objects.
 func (contractHarness) Leftovers(ctx context.Context, c client.Client, class string) ([]string, error) {
-	labels := map[string]string{v1alpha1.LabelClass: class}
-	out, err := drivertest.Objects(ctx, c, &corev1.ServiceList{}, "Service", placeholderNS, labels)
-	if err != nil {
-		return nil, err
-	}
-	for _, kind := range []string{params.IPAddressPoolGVK.Kind, params.L2AdvertisementGVK.Kind, params.BGPAdvertisementGVK.Kind} {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(params.GroupVersion.WithKind(kind + "List"))
-		more, err := drivertest.Objects(ctx, c, list, kind, cluster.MetalLBNamespace, labels)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, more...)
-	}
-	return out, nil
+	return mt.Leftovers(ctx, c, class)
 }
 
 // PinByHand writes metallb.io/loadBalancerIPs, as an admin would.

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package metallb_test
+package steadytest
 
 import (
 	"context"
@@ -32,6 +32,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
+	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	b "github.com/cozystack/address-controller/test/builder"
 )
@@ -54,27 +55,27 @@ type malformed struct {
 // condition or event saying what is wrong, and the bound claim and the
 // Service carrying its address are left exactly as they were.
 func TestMalformedInputIsRefusedOrExplained(t *testing.T) {
-	startBoth(t)
+	t.Parallel()
 	g := NewWithT(t)
 	ctx := context.Background()
 
 	// What must not be disturbed: a claim of a MetalLB class carried by a
 	// Service, and a claim of a class no driver serves, bound by hand.
-	ns, class, v4, addr := claimedAndHeld(t, g)
-	kit.Create(g, b.Service(ns, "front", b.ForClaim("web")))
-	g.Eventually(ingressOf(g, ns, "front"), timeout, tick).Should(Equal([]string{addr.Address}))
+	ns, class, v4, addr := mt.ClaimedAndHeld(t, g)
+	mt.Kit.Create(g, b.Service(ns, "front", b.ForClaim("web")))
+	g.Eventually(mt.IngressOf(g, ns, "front"), mt.Timeout, mt.Tick).Should(Equal([]string{addr.Address}))
 	g.Eventually(func() string {
-		return messageOf(kit.Address(g, addr.Name).Status.Conditions, v1alpha1.ConditionAssociated)
-	}, timeout, tick).Should(HavePrefix("Carried by Service " + ns + "/front"))
-	g.Eventually(holders(g, addr.Address), timeout, tick).Should(Equal([]string{ns + "/front"}), "the hold has let go")
+		return messageOf(mt.Kit.Address(g, addr.Name).Status.Conditions, v1alpha1.ConditionAssociated)
+	}, mt.Timeout, mt.Tick).Should(HavePrefix("Carried by Service " + ns + "/front"))
+	g.Eventually(mt.Holders(g, addr.Address), mt.Timeout, mt.Tick).Should(Equal([]string{ns + "/front"}), "the hold has let go")
 	static := class + "-static"
-	kit.Create(g, b.Class(static, "static.drivers.local.sdn.cozystack.io"))
-	kit.Create(g, b.Claim(ns, "static-web", b.OfClass(static)))
-	g.Eventually(func() []string { return kit.Finalizers(g, kit.Claim(g, ns, "static-web")) }, timeout, tick).Should(
+	mt.Kit.Make(t, g, b.Class(static, "static.drivers.local.sdn.cozystack.io"))
+	mt.Kit.Create(g, b.Claim(ns, "static-web", b.OfClass(static)))
+	g.Eventually(func() []string { return mt.Kit.Finalizers(g, mt.Kit.Claim(g, ns, "static-web")) }, mt.Timeout, mt.Tick).Should(
 		ContainElement(v1alpha1.FinalizerClaimProtection))
-	kit.Create(g, b.Address(static+"-a", "192.0.2.1", static, b.PreBound(ns, "static-web")))
-	g.Eventually(kit.StateOfClaim(g, ns, "static-web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
-	kit.Create(g, b.Claim(ns, "unresolved", b.OfClass(class+"-missing")))
+	mt.Kit.Make(t, g, b.Address(static+"-a", "192.0.2.1", static, b.PreBound(ns, "static-web")))
+	g.Eventually(mt.Kit.StateOfClaim(g, ns, "static-web"), mt.Timeout, mt.Tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	mt.Kit.Create(g, b.Claim(ns, "unresolved", b.OfClass(class+"-missing")))
 	before := snapshot(g, ns, addr.Name, static+"-a")
 
 	cases := append(append(append(append(
@@ -84,6 +85,7 @@ func TestMalformedInputIsRefusedOrExplained(t *testing.T) {
 		malformedServices(ns, addr.Address)...),
 		admissionRefusals(ns, class, addr.Name)...)
 	g.Expect(len(cases)).To(BeNumerically(">=", 40))
+	owner := t // what a case makes is removed once every case has run
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -92,7 +94,8 @@ func TestMalformedInputIsRefusedOrExplained(t *testing.T) {
 			case tc.write != nil:
 				err = tc.write(ctx)
 			default:
-				err = k8s.Create(ctx, tc.obj)
+				mt.Kit.Own(owner, tc.obj)
+				err = mt.Client.Create(ctx, tc.obj)
 			}
 			if tc.refused != "" {
 				g.Expect(err).To(HaveOccurred(), "case %d is refused at admission", i)
@@ -101,7 +104,7 @@ func TestMalformedInputIsRefusedOrExplained(t *testing.T) {
 				return
 			}
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Eventually(func() []string { return explanations(g, tc.obj) }, timeout, tick).Should(ContainElement(And(
+			g.Eventually(func() []string { return explanations(g, tc.obj) }, mt.Timeout, mt.Tick).Should(ContainElement(And(
 				HavePrefix(tc.reason+": "), ContainSubstring(tc.detail))), "case %d says what is wrong", i)
 		})
 	}
@@ -109,7 +112,7 @@ func TestMalformedInputIsRefusedOrExplained(t *testing.T) {
 	// Every bad input has been seen; nothing bound moved.
 	g.Consistently(func() boundState { return snapshot(g, ns, addr.Name, static+"-a") }, 3*time.Second, 200*time.Millisecond).
 		Should(Equal(before))
-	heldOrCarried := holders(g, addr.Address)()
+	heldOrCarried := mt.Holders(g, addr.Address)()
 	g.Expect(heldOrCarried).To(Equal([]string{ns + "/front"}), "only the carrier holds the address")
 }
 
@@ -125,16 +128,16 @@ type boundState struct {
 }
 
 func snapshot(g Gomega, ns, name, staticName string) boundState {
-	web, staticWeb := kit.Claim(g, ns, "web"), kit.Claim(g, ns, "static-web")
-	a, sa := kit.Address(g, name), kit.Address(g, staticName)
+	web, staticWeb := mt.Kit.Claim(g, ns, "web"), mt.Kit.Claim(g, ns, "static-web")
+	a, sa := mt.Kit.Address(g, name), mt.Kit.Address(g, staticName)
 	s := boundState{
 		ClaimPhase: web.Status.Phase, StaticPhase: staticWeb.Status.Phase,
 		Addresses: web.Status.Addresses, StaticAddresses: staticWeb.Status.Addresses,
 		AddressPhase: a.Status.Phase, StaticAddress: sa.Status.Phase,
 		Conflict: reasonOf(a.Status.Conditions, v1alpha1.ConditionConflict),
-		Ingress:  ingressOf(g, ns, "front")(),
+		Ingress:  mt.IngressOf(g, ns, "front")(),
 		ResourceVersions: []string{web.ResourceVersion, staticWeb.ResourceVersion, a.ResourceVersion, sa.ResourceVersion,
-			kit.Service(g, ns, "front").ResourceVersion},
+			mt.Kit.Service(g, ns, "front").ResourceVersion},
 	}
 	if w := a.Status.AssociatedTo; w != nil {
 		s.AssociatedTo = w.Namespace + "/" + w.Name
@@ -163,7 +166,7 @@ func messageOf(conds []metav1.Condition, typ string) string {
 // explanations lists "reason: message" of every condition of obj and every
 // event about it.
 func explanations(g Gomega, obj client.Object) []string {
-	g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	g.Expect(mt.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)).To(Succeed())
 	var out []string
 	var conds []metav1.Condition
 	switch o := obj.(type) {
@@ -178,7 +181,7 @@ func explanations(g Gomega, obj client.Object) []string {
 		out = append(out, c.Reason+": "+c.Message)
 	}
 	list := &eventsv1.EventList{}
-	g.Expect(k8s.List(context.Background(), list)).To(Succeed())
+	g.Expect(mt.Client.List(context.Background(), list)).To(Succeed())
 	for _, e := range list.Items {
 		if e.Regarding.UID == obj.GetUID() {
 			out = append(out, e.Reason+": "+e.Note)
@@ -189,11 +192,11 @@ func explanations(g Gomega, obj client.Object) []string {
 
 // classWith is a class of the MetalLB driver with parameters.
 func classWith(name, parameters string) *v1alpha1.IPAddressClass {
-	return b.Class(name, provisioner, b.Parameters(parameters))
+	return b.Class(name, mt.Provisioner, b.Parameters(parameters))
 }
 
 func malformedClasses(bound, boundV4 string) []malformed {
-	fresh := func() string { v4, _ := freshRange(); return v4 }
+	fresh := func() string { v4, _ := mt.FreshRange(); return v4 }
 	base := func() string { return strings.TrimSuffix(fresh(), "0/28") }
 	backwards, mixed := base(), base()
 	bad := func(i int, parameters, detail string) malformed {
@@ -275,11 +278,11 @@ func admissionRefusals(ns, class, boundAddress string) []malformed {
 	}
 	change := func(what string, obj client.Object, mutate func(client.Object), msg string) malformed {
 		return malformed{name: "refused: " + what, obj: obj, refused: msg, write: func(ctx context.Context) error {
-			if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			if err := mt.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 				return err
 			}
 			mutate(obj)
-			return k8s.Update(ctx, obj)
+			return mt.Client.Update(ctx, obj)
 		}}
 	}
 	const ipMsg = "must be a valid IPv4 or IPv6 address"
@@ -305,9 +308,9 @@ func admissionRefusals(ns, class, boundAddress string) []malformed {
 		refuse("address without a class", addr("r10", "198.18.0.10", func(a *v1alpha1.IPAddress) { a.Spec.ClassName = "" }), "spec.className"),
 		refuse("address reclaim policy unknown", addr("r11", "198.18.0.11", b.Reclaim("Recycle")), `supported values: "Retain", "Delete"`),
 		refuse("claimRef to a bad namespace", addr("r12", "198.18.0.12", b.PreBound("Tenant_A", "web")), "must be a namespace name"),
-		refuse("class reclaim policy unknown", b.Class(class+"-r13", provisioner, b.ClassReclaim("Recycle")), `supported values: "Retain", "Delete"`),
+		refuse("class reclaim policy unknown", b.Class(class+"-r13", mt.Provisioner, b.ClassReclaim("Recycle")), `supported values: "Retain", "Delete"`),
 		refuse("class without a provisioner", b.Class(class+"-r14", ""), "spec.provisioner"),
-		refuse("negative releaseDelay", b.Class(class+"-r15", provisioner, b.ReleaseDelay(-time.Minute)), "must be a non-negative duration"),
+		refuse("negative releaseDelay", b.Class(class+"-r15", mt.Provisioner, b.ReleaseDelay(-time.Minute)), "must be a non-negative duration"),
 		refuse("claim family unknown", b.Claim(ns, "r16", b.Family("IPv5")), `supported values: "IPv4", "IPv6", "Dual"`),
 		refuse("claim addressName not an object name", b.Claim(ns, "r17", b.Named("IP_198.18.0.17")), "must be the name of an IPAddress"),
 		refuse("claim addressName with family Dual", b.Claim(ns, "r18", b.Family(v1alpha1.Dual), b.Named("ip-198-18-0-18")), "cannot be combined with family Dual"),

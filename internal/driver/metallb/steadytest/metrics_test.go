@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package metallb_test
+package steadytest
 
 import (
 	"testing"
@@ -23,6 +23,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
 )
 
 // classSeries reads, from the managers' registry, the value of every series
@@ -44,10 +45,10 @@ func classSeries(g Gomega, class string) map[string]float64 {
 }
 
 func TestClassMetricsStartAtZeroAndGoWithTheClass(t *testing.T) {
-	startBoth(t)
+	t.Parallel()
 	g := NewWithT(t)
-	name, _, _ := metallbClass(t, g, false)
-	g.Eventually(func() map[string]float64 { return classSeries(g, name) }, timeout, tick).Should(And(
+	name, _, _ := mt.Class(t, g, false)
+	g.Eventually(func() map[string]float64 { return classSeries(g, name) }, mt.Timeout, mt.Tick).Should(And(
 		HaveKeyWithValue("address_driver_pool_capacity", 15.0), // a /28 without its .0
 		HaveKeyWithValue("address_driver_pool_used", 0.0),
 		HaveKeyWithValue("address_driver_provisioned_total", 0.0),
@@ -58,7 +59,7 @@ func TestClassMetricsStartAtZeroAndGoWithTheClass(t *testing.T) {
 
 	class := &v1alpha1.IPAddressClass{}
 	class.Name = name
-	g.Expect(k8s.Delete(t.Context(), class)).To(Succeed())
-	g.Eventually(kit.Gone(class), timeout, tick).Should(BeTrue())
-	g.Eventually(func() map[string]float64 { return classSeries(g, name) }, timeout, tick).Should(BeEmpty())
+	g.Expect(mt.Client.Delete(t.Context(), class)).To(Succeed())
+	g.Eventually(mt.Kit.Gone(class), mt.Timeout, mt.Tick).Should(BeTrue())
+	g.Eventually(func() map[string]float64 { return classSeries(g, name) }, mt.Timeout, mt.Tick).Should(BeEmpty())
 }

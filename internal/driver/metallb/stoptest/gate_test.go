@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package metallb_test
+package stoptest
 
 import (
 	"context"
@@ -34,6 +34,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
+	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/manager"
 	b "github.com/cozystack/address-controller/test/builder"
@@ -47,14 +48,14 @@ import (
 // handles single events again, leaving nothing allocated in MetalLB's books
 // for a Service that is gone.
 func TestNoReleaseWhileMetalLBIgnoresSingleEvents(t *testing.T) {
-	startCore(t)
-	startDriverOpts(t, driver.HandoffAuto, trust, false)
+	mt.StartCore(t)
+	mt.StartDriverOpts(t, driver.HandoffAuto, trust, false)
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns, class, v4, addr := claimedAndHeld(t, g, b.ClassReclaim(v1alpha1.ReclaimDelete))
-	hold := placeholders(g, addr.Name)()
+	ns, class, v4, addr := mt.ClaimedAndHeld(t, g, b.ClassReclaim(v1alpha1.ReclaimDelete))
+	hold := mt.Placeholders(g, addr.Name)()
 	g.Expect(hold).To(HaveLen(1))
-	claimUID := kit.Claim(g, ns, "web").UID
+	claimUID := mt.Kit.Claim(g, ns, "web").UID
 	buried := tombstonesMade(t, g)
 	lift := ignoringSingleEvents(t, g, ns, strings.TrimSuffix(v4, "0/28")+"14")
 	time.Sleep(2 * trust) // the driver's last word from MetalLB is older than it trusts one
@@ -62,37 +63,37 @@ func TestNoReleaseWhileMetalLBIgnoresSingleEvents(t *testing.T) {
 
 	// The claim goes; its address waits for the driver, which waits for
 	// MetalLB, and says so.
-	g.Expect(k8s.Delete(ctx, kit.Claim(g, ns, "web"))).To(Succeed())
+	g.Expect(mt.Client.Delete(ctx, mt.Kit.Claim(g, ns, "web"))).To(Succeed())
 	nudge := unrelatedPool(t, g) // a full pass at once, which fails again
-	g.Eventually(driverSeries(g, "metallb_iad_metallb_ready"), timeout, tick).Should(Equal(0.0))
-	g.Consistently(func() []string { return placeholders(g, addr.Name)() }, 5*time.Second, tick).Should(Equal(hold),
+	g.Eventually(driverSeries(g, "metallb_iad_metallb_ready"), mt.Timeout, mt.Tick).Should(Equal(0.0))
+	g.Consistently(func() []string { return mt.Placeholders(g, addr.Name)() }, 5*time.Second, mt.Tick).Should(Equal(hold),
 		"the hold stays while MetalLB would not hear of its deletion")
 	a := &v1alpha1.IPAddress{}
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: addr.Name}, a)).To(Succeed())
+	g.Expect(mt.Client.Get(ctx, client.ObjectKey{Name: addr.Name}, a)).To(Succeed())
 	g.Expect(a.DeletionTimestamp).NotTo(BeNil())
 	// A claim asking meanwhile is told why it waits.
-	kit.Create(g, b.Claim(ns, "later", b.OfClass(class)))
-	g.Eventually(kit.EventsAbout(g, kit.Claim(g, ns, "later"), v1alpha1.EventWaitingForBackend), timeout, tick).
+	mt.Kit.Create(g, b.Claim(ns, "later", b.OfClass(class)))
+	g.Eventually(mt.Kit.EventsAbout(g, mt.Kit.Claim(g, ns, "later"), v1alpha1.EventWaitingForBackend), mt.Timeout, mt.Tick).
 		Should(ContainElement(ContainSubstring("MetalLB is not handling single Service events")))
-	g.Expect(k8s.Delete(ctx, b.Claim(ns, "later"))).To(Succeed())
-	g.Eventually(kit.Gone(b.Claim(ns, "later")), timeout, tick).Should(BeTrue())
+	g.Expect(mt.Client.Delete(ctx, b.Claim(ns, "later"))).To(Succeed())
+	g.Eventually(mt.Kit.Gone(b.Claim(ns, "later")), mt.Timeout, mt.Tick).Should(BeTrue())
 
 	// MetalLB's next pass succeeds; the release goes through.
 	lift()
 	orig := nudge.DeepCopy()
 	g.Expect(unstructured.SetNestedField(nudge.Object, true, "spec", "avoidBuggyIPs")).To(Succeed())
-	g.Expect(k8s.Patch(ctx, nudge, client.MergeFrom(orig))).To(Succeed())
-	g.Eventually(kit.Gone(&v1alpha1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: addr.Name}}), timeout, tick).Should(BeTrue())
-	g.Eventually(kit.Gone(b.Service(placeholderNS, hold[0])), timeout, tick).Should(BeTrue())
+	g.Expect(mt.Client.Patch(ctx, nudge, client.MergeFrom(orig))).To(Succeed())
+	g.Eventually(mt.Kit.Gone(&v1alpha1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: addr.Name}}), mt.Timeout, mt.Tick).Should(BeTrue())
+	g.Eventually(mt.Kit.Gone(b.Service(mt.PlaceholderNS, hold[0])), mt.Timeout, mt.Tick).Should(BeTrue())
 	g.Expect(driverSeries(g, "metallb_iad_metallb_ready")()).To(Equal(1.0))
-	g.Eventually(metallbSeries(g, "metallb_allocator_addresses_in_use_total", "pool", pool), timeout, tick).Should(Equal(1.0),
+	g.Eventually(metallbSeries(g, "metallb_allocator_addresses_in_use_total", "pool", pool), mt.Timeout, mt.Tick).Should(Equal(1.0),
 		"only the poison: MetalLB let the hold's address go")
 
 	// A Service pinned to the address by hand gets it at once: no phantom
 	// is in the way, and no tombstone was needed.
-	kit.Create(g, b.Service(ns, "after", b.PinnedByHand(addr.Address), b.Port(80)))
-	g.Eventually(ingressOf(g, ns, "after"), timeout, tick).Should(Equal([]string{addr.Address}))
-	g.Expect(serviceEvents(g, ns, "after")).NotTo(ContainElement(ContainSubstring("address also in use")))
+	mt.Kit.Create(g, b.Service(ns, "after", b.PinnedByHand(addr.Address), b.Port(80)))
+	g.Eventually(mt.IngressOf(g, ns, "after"), mt.Timeout, mt.Tick).Should(Equal([]string{addr.Address}))
+	g.Expect(mt.ServiceEvents(g, ns, "after")).NotTo(ContainElement(ContainSubstring("address also in use")))
 	// Other tests' leftovers may cost tombstones of their own in this
 	// process; none was made for this claim's hold or request.
 	g.Expect(buried()).NotTo(ContainElement(BeElementOf(hold[0], "hold-"+addr.Name, "alloc-"+string(claimUID)+"-v4")))
@@ -102,9 +103,9 @@ func TestNoReleaseWhileMetalLBIgnoresSingleEvents(t *testing.T) {
 // the names of the tombstones created meanwhile.
 func tombstonesMade(t *testing.T, g Gomega) func() []string {
 	t.Helper()
-	wc, err := client.NewWithWatch(testCluster.Config, client.Options{Scheme: manager.NewScheme()})
+	wc, err := client.NewWithWatch(mt.Cluster.Config, client.Options{Scheme: manager.NewScheme()})
 	g.Expect(err).NotTo(HaveOccurred())
-	w, err := wc.Watch(t.Context(), &corev1.ServiceList{}, client.InNamespace(placeholderNS),
+	w, err := wc.Watch(t.Context(), &corev1.ServiceList{}, client.InNamespace(mt.PlaceholderNS),
 		client.MatchingLabels{v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderTombstone})
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(w.Stop)
@@ -130,6 +131,29 @@ func tombstonesMade(t *testing.T, g Gomega) func() []string {
 // single events: short, so that the driver asks again after MetalLB
 // restarts.
 const trust = time.Second
+
+// reconciles counts the passes the drivers of this process ran in their
+// controller of that name, whatever the result.
+func reconciles(g Gomega, controller string) func() float64 {
+	return func() float64 {
+		families, err := ctrlmetrics.Registry.Gather()
+		g.Expect(err).NotTo(HaveOccurred())
+		sum := 0.0
+		for _, f := range families {
+			if f.GetName() != "controller_runtime_reconcile_total" {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "controller" && l.GetValue() == controller {
+						sum += m.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+		return sum
+	}
+}
 
 // driverSeries reads an unlabelled series of the driver's metrics (the
 // driver runs in this process).

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package metallb_test
+package steadytest
 
 import (
 	"context"
@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/testkit"
 )
@@ -33,43 +34,43 @@ import (
 // announce it: its Rendered condition says so, with a Warning event, and
 // follows Nodes as they come, relabel and go.
 func TestClassSelectingNoNodeSaysSo(t *testing.T) {
-	startDriver(t)
+	t.Parallel()
 	g := NewWithT(t)
 	ctx := context.Background()
 	name := testkit.Name(t)
 	zone := "zone-" + name
-	v4, _ := freshRange()
-	c := b.Class(name, provisioner, b.Parameters(`{"addresses": ["`+v4+`"],
+	v4, _ := mt.FreshRange()
+	c := b.Class(name, mt.Provisioner, b.Parameters(`{"addresses": ["`+v4+`"],
 		"advertisement": {"l2": {"nodeSelectors": [{"matchLabels": {"wire.test/zone": "`+zone+`"}}]}}}`))
-	kit.Create(g, c)
-	g.Eventually(rendered(g, "L2Advertisement", name), timeout, tick).ShouldNot(BeNil())
-	g.Eventually(classCondition(g, name), timeout, tick).Should(And(
+	mt.Kit.Make(t, g, c)
+	g.Eventually(mt.Rendered("L2Advertisement", name), mt.Timeout, mt.Tick).ShouldNot(BeNil())
+	g.Eventually(mt.ClassCondition(g, name), mt.Timeout, mt.Tick).Should(And(
 		HavePrefix("True NoNodeSelected: Rendered, but no Node matches parameters.advertisement.l2.nodeSelectors"),
 		ContainSubstring("wire.test/zone="+zone)))
-	g.Eventually(kit.EventsAbout(g, c, "NoNodeSelected"), timeout, tick).ShouldNot(BeEmpty())
+	g.Eventually(mt.Kit.EventsAbout(g, c, "NoNodeSelected"), mt.Timeout, mt.Tick).ShouldNot(BeEmpty())
 
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"wire.test/zone": "elsewhere"}}}
-	g.Expect(k8s.Create(ctx, node)).To(Succeed())
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), node) })
-	g.Consistently(classCondition(g, name), "2s", tick).Should(HavePrefix("True NoNodeSelected"))
+	g.Expect(mt.Client.Create(ctx, node)).To(Succeed())
+	t.Cleanup(func() { _ = mt.Client.Delete(context.Background(), node) })
+	g.Consistently(mt.ClassCondition(g, name), "2s", mt.Tick).Should(HavePrefix("True NoNodeSelected"))
 
 	relabel := func(labels map[string]string) {
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(node), node)).To(Succeed())
+		g.Expect(mt.Client.Get(ctx, client.ObjectKeyFromObject(node), node)).To(Succeed())
 		node.Labels = labels
-		g.Expect(k8s.Update(ctx, node)).To(Succeed())
+		g.Expect(mt.Client.Update(ctx, node)).To(Succeed())
 	}
 	relabel(map[string]string{"wire.test/zone": zone})
-	g.Eventually(classCondition(g, name), timeout, tick).Should(HavePrefix("True Rendered"))
+	g.Eventually(mt.ClassCondition(g, name), mt.Timeout, mt.Tick).Should(HavePrefix("True Rendered"))
 	relabel(map[string]string{"wire.test/zone": "elsewhere"})
-	g.Eventually(classCondition(g, name), timeout, tick).Should(HavePrefix("True NoNodeSelected"))
+	g.Eventually(mt.ClassCondition(g, name), mt.Timeout, mt.Tick).Should(HavePrefix("True NoNodeSelected"))
 	relabel(map[string]string{"wire.test/zone": zone})
-	g.Eventually(classCondition(g, name), timeout, tick).Should(HavePrefix("True Rendered"))
-	g.Expect(k8s.Delete(ctx, node)).To(Succeed())
-	g.Eventually(classCondition(g, name), timeout, tick).Should(HavePrefix("True NoNodeSelected"))
+	g.Eventually(mt.ClassCondition(g, name), mt.Timeout, mt.Tick).Should(HavePrefix("True Rendered"))
+	g.Expect(mt.Client.Delete(ctx, node)).To(Succeed())
+	g.Eventually(mt.ClassCondition(g, name), mt.Timeout, mt.Tick).Should(HavePrefix("True NoNodeSelected"))
 
 	// Without selectors every node may announce: nothing to say.
-	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+	g.Expect(mt.Client.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
 	c.Spec.Parameters = b.Class("", "", b.Parameters(`{"addresses": ["`+v4+`"]}`)).Spec.Parameters
-	g.Expect(k8s.Update(ctx, c)).To(Succeed())
-	g.Eventually(classCondition(g, name), timeout, tick).Should(HavePrefix("True Rendered"))
+	g.Expect(mt.Client.Update(ctx, c)).To(Succeed())
+	g.Eventually(mt.ClassCondition(g, name), mt.Timeout, mt.Tick).Should(HavePrefix("True Rendered"))
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package metallb_test
+package steadytest
 
 import (
 	"context"
@@ -28,6 +28,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
+	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
 	b "github.com/cozystack/address-controller/test/builder"
 )
 
@@ -43,48 +44,47 @@ const (
 // Service that carries the pin and the old key (the tenant could read it on
 // its Service) does not get the address: the hold keeps it.
 func TestAFormerTenantKeepsNothing(t *testing.T) {
-	startBoth(t)
+	t.Parallel()
 	g := NewWithT(t)
-	ns := kit.Namespace(t)
-	class, _, _ := metallbClass(t, g, false, b.ClassReclaim(v1alpha1.ReclaimRetain))
-	kit.LeaveNothing(t, ns, class, timeout)
-	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
-	addr := boundAddress(g, ns, "web")
-	heldByPlaceholder(g, addr.Address)
+	ns := mt.Namespace(t)
+	class, _, _ := mt.Class(t, g, false, b.ClassReclaim(v1alpha1.ReclaimRetain))
+	mt.Kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
+	addr := mt.BoundAddress(g, ns, "web")
+	mt.HeldByPlaceholder(g, addr.Address)
 
-	kit.Create(g, b.Service(ns, "a", b.ForClaim("web")))
-	g.Eventually(ingressOf(g, ns, "a"), timeout, tick).Should(Equal([]string{addr.Address}))
-	g.Eventually(kit.AddressReason(g, addr.Name, v1alpha1.ConditionAssociated), timeout, tick).Should(Equal(driver.ReasonSharedHandoff))
-	oldKey := kit.Service(g, ns, "a").Annotations[allowSharedIP]
+	mt.Kit.Create(g, b.Service(ns, "a", b.ForClaim("web")))
+	g.Eventually(mt.IngressOf(g, ns, "a"), mt.Timeout, mt.Tick).Should(Equal([]string{addr.Address}))
+	g.Eventually(mt.Kit.AddressReason(g, addr.Name, v1alpha1.ConditionAssociated), mt.Timeout, mt.Tick).Should(Equal(driver.ReasonSharedHandoff))
+	oldKey := mt.Kit.Service(g, ns, "a").Annotations[allowSharedIP]
 	g.Expect(oldKey).NotTo(BeEmpty(), "the tenant can read the key on its Service")
 
-	watcher := watchIPs(t, g, addr.Address)
-	g.Expect(k8s.Delete(context.Background(), kit.Claim(g, ns, "web"))).To(Succeed())
-	g.Eventually(kit.Gone(b.Claim(ns, "web")), timeout, tick).Should(BeTrue())
-	g.Eventually(kit.StateOfAddress(g, addr.Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressReleased))
+	watcher := mt.WatchIPs(t, g, addr.Address)
+	g.Expect(mt.Client.Delete(context.Background(), mt.Kit.Claim(g, ns, "web"))).To(Succeed())
+	g.Eventually(mt.Kit.Gone(b.Claim(ns, "web")), mt.Timeout, mt.Tick).Should(BeTrue())
+	g.Eventually(mt.Kit.StateOfAddress(g, addr.Name), mt.Timeout, mt.Tick).Should(HaveField("Phase", v1alpha1.AddressReleased))
 
 	// The former carrier keeps nothing the driver wrote, and lets go.
-	g.Eventually(func() *corev1.Service { return kit.Service(g, ns, "a") }, timeout, tick).Should(SatisfyAll(
+	g.Eventually(func() *corev1.Service { return mt.Kit.Service(g, ns, "a") }, mt.Timeout, mt.Tick).Should(SatisfyAll(
 		HaveField("ObjectMeta.Annotations", SatisfyAll(
 			Not(HaveKey("metallb.io/loadBalancerIPs")), Not(HaveKey(v1alpha1.AnnotationPinnedBy)),
 			Not(HaveKey(allowSharedIP)), Not(HaveKey(sharedBy)))),
-		HaveField("ObjectMeta.Finalizers", Not(ContainElement(v1alpha1.DriverCarrierFinalizer(provisioner))))))
-	g.Eventually(ingressOf(g, ns, "a"), timeout, tick).Should(BeEmpty())
+		HaveField("ObjectMeta.Finalizers", Not(ContainElement(v1alpha1.DriverCarrierFinalizer(mt.Provisioner))))))
+	g.Eventually(mt.IngressOf(g, ns, "a"), mt.Timeout, mt.Tick).Should(BeEmpty())
 
 	// The hold shares a key no tenant ever saw, and holds the address.
-	g.Eventually(holdKey(g, addr.Name), timeout, tick).Should(SatisfyAll(HavePrefix("iad-"), Not(Equal(oldKey))))
-	heldByPlaceholder(g, addr.Address)
+	g.Eventually(holdKey(g, addr.Name), mt.Timeout, mt.Tick).Should(SatisfyAll(HavePrefix("iad-"), Not(Equal(oldKey))))
+	mt.HeldByPlaceholder(g, addr.Address)
 	g.Expect(watcher.Gaps()[addr.Address]).To(BeEmpty(), "the hold came back before the carrier let go, and kept the address as its key changed")
 
 	// The old key no longer opens the address.
 	thief := b.Service(ns, "thief", b.PinnedByHand(addr.Address))
 	metav1.SetMetaDataAnnotation(&thief.ObjectMeta, allowSharedIP, oldKey)
-	kit.Create(g, thief)
-	g.Eventually(func() []string { return serviceEvents(g, ns, "thief") }, timeout, tick).Should(
+	mt.Kit.Create(g, thief)
+	g.Eventually(func() []string { return mt.ServiceEvents(g, ns, "thief") }, mt.Timeout, mt.Tick).Should(
 		ContainElement(HavePrefix("AllocationFailed")), "MetalLB refuses the old key")
-	g.Consistently(holders(g, addr.Address), 2*time.Second, tick).Should(ConsistOf(HavePrefix(placeholderNS + "/")))
+	g.Consistently(mt.Holders(g, addr.Address), 2*time.Second, mt.Tick).Should(ConsistOf(HavePrefix(mt.PlaceholderNS + "/")))
 	g.Expect(watcher.Took(ns, "thief")).To(BeZero(), "the former tenant's Service got the address")
-	g.Expect(kit.StateOfAddress(g, addr.Name)()).To(HaveField("Phase", v1alpha1.AddressReleased))
+	g.Expect(mt.Kit.StateOfAddress(g, addr.Name)()).To(HaveField("Phase", v1alpha1.AddressReleased))
 	g.Expect(holdKey(g, addr.Name)()).NotTo(Equal(oldKey))
 }
 
@@ -92,12 +92,12 @@ func TestAFormerTenantKeepsNothing(t *testing.T) {
 // has none, or more than one placeholder).
 func holdKey(g Gomega, addressName string) func() string {
 	return func() string {
-		names := placeholders(g, addressName)()
+		names := mt.Placeholders(g, addressName)()
 		if len(names) != 1 {
 			return ""
 		}
 		svc := &corev1.Service{}
-		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: placeholderNS, Name: names[0]}, svc); err != nil {
+		if err := mt.Client.Get(context.Background(), client.ObjectKey{Namespace: mt.PlaceholderNS, Name: names[0]}, svc); err != nil {
 			return ""
 		}
 		return svc.Annotations[allowSharedIP]

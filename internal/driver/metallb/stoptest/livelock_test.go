@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package metallb_test
+package stoptest
 
 import (
 	"context"
@@ -29,6 +29,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
+	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/testkit"
@@ -41,59 +42,59 @@ import (
 // without being deleted (a replacement would be offered the same address),
 // the Service must get it, and the Pending claim another one.
 func TestARefusedPinWinsOverAPendingClaim(t *testing.T) {
-	startCore(t)
-	drv := startTrustingDriver(t, driver.HandoffGap)
+	mt.StartCore(t)
+	drv := mt.StartTrustingDriver(t, driver.HandoffGap)
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := kit.Namespace(t)
+	ns := mt.Namespace(t)
 
 	// Three addresses: x and z take the first two.
 	name := testkit.Name(t)
-	v4, _ := freshRange()
+	v4, _ := mt.FreshRange()
 	base := strings.TrimSuffix(v4, "0/28")
-	kit.Create(g, b.Class(name, provisioner, b.Parameters(fmt.Sprintf(`{"addresses": ["%s1-%s3"]}`, base, base))))
-	kit.Create(g, b.Claim(ns, "x", b.OfClass(name)))
-	first := boundAddress(g, ns, "x")
+	mt.Kit.Make(t, g, b.Class(name, mt.Provisioner, b.Parameters(fmt.Sprintf(`{"addresses": ["%s1-%s3"]}`, base, base))))
+	mt.Kit.Create(g, b.Claim(ns, "x", b.OfClass(name)))
+	first := mt.BoundAddress(g, ns, "x")
 	g.Expect(first.Address).To(Equal(base + "1"))
-	kit.Create(g, b.Claim(ns, "z", b.OfClass(name)))
-	g.Expect(boundAddress(g, ns, "z").Address).To(Equal(base + "2"))
-	heldByPlaceholder(g, first.Address)
+	mt.Kit.Create(g, b.Claim(ns, "z", b.OfClass(name)))
+	g.Expect(mt.BoundAddress(g, ns, "z").Address).To(Equal(base + "2"))
+	mt.HeldByPlaceholder(g, first.Address)
 
 	// With MetalLB down: claim y asks for an address, and Service s is
 	// pinned to x's address once its hold is gone.
 	y, alloc := pendingWithMetalLBDown(t, g, ns, name)
-	kit.Create(g, b.Service(ns, "s", b.ForClaim("x")))
-	g.Eventually(func() string { return kit.Service(g, ns, "s").Annotations["metallb.io/loadBalancerIPs"] }, timeout, tick).
+	mt.Kit.Create(g, b.Service(ns, "s", b.ForClaim("x")))
+	g.Eventually(func() string { return mt.Kit.Service(g, ns, "s").Annotations["metallb.io/loadBalancerIPs"] }, mt.Timeout, mt.Tick).
 		Should(Equal(first.Address))
 	drv.Stop()
 
 	// MetalLB comes back having given x's address to y's placeholder: it
 	// processes Services that report an address first.
 	ph := offer(g, alloc, first.Address)
-	g.Expect(testCluster.StartMetalLB()).To(Succeed())
+	g.Expect(mt.Cluster.StartMetalLB()).To(Succeed())
 	g.Eventually(func() []string {
 		var reasons []string
 		list := &corev1.EventList{}
-		g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+		g.Expect(mt.Client.List(ctx, list, client.InNamespace(ns))).To(Succeed())
 		for _, e := range list.Items {
 			if e.InvolvedObject.Name == "s" {
 				reasons = append(reasons, e.Reason)
 			}
 		}
 		return reasons
-	}, timeout, tick).Should(ContainElement("AllocationFailed"), "MetalLB refuses the pin")
-	g.Expect(ingressOf(g, placeholderNS, alloc)()).To(Equal([]string{first.Address}))
+	}, mt.Timeout, mt.Tick).Should(ContainElement("AllocationFailed"), "MetalLB refuses the pin")
+	g.Expect(mt.IngressOf(g, mt.PlaceholderNS, alloc)()).To(Equal([]string{first.Address}))
 
-	startDriverWith(t, driver.HandoffGap)
-	g.Eventually(ingressOf(g, ns, "s"), timeout, tick).Should(Equal([]string{first.Address}), "the rightful holder gets the address")
-	g.Eventually(kit.StateOfClaim(g, ns, "y"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
-	g.Expect(kit.Claim(g, ns, "y").Status.Addresses[0].Address).To(Equal(base + "3"))
-	g.Expect(kit.Service(g, placeholderNS, alloc).UID).To(Equal(ph.UID),
+	mt.StartDriverWith(t, driver.HandoffGap)
+	g.Eventually(mt.IngressOf(g, ns, "s"), mt.Timeout, mt.Tick).Should(Equal([]string{first.Address}), "the rightful holder gets the address")
+	g.Eventually(mt.Kit.StateOfClaim(g, ns, "y"), mt.Timeout, mt.Tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	g.Expect(mt.Kit.Claim(g, ns, "y").Status.Addresses[0].Address).To(Equal(base + "3"))
+	g.Expect(mt.Kit.Service(g, mt.PlaceholderNS, alloc).UID).To(Equal(ph.UID),
 		"the placeholder gave the address back instead of being deleted and asking again")
-	g.Eventually(kit.EventsAbout(g, y, v1alpha1.EventYielded), timeout, tick).ShouldNot(BeEmpty())
-	g.Expect(kit.EventsAbout(g, y, v1alpha1.EventLedgerMismatch)()).To(BeEmpty())
-	g.Expect(kit.StateOfAddress(g, first.Name)()).To(HaveField("Phase", v1alpha1.AddressBound))
-	g.Consistently(ingressOf(g, ns, "s"), time.Second, tick).Should(Equal([]string{first.Address}))
+	g.Eventually(mt.Kit.EventsAbout(g, y, v1alpha1.EventYielded), mt.Timeout, mt.Tick).ShouldNot(BeEmpty())
+	g.Expect(mt.Kit.EventsAbout(g, y, v1alpha1.EventLedgerMismatch)()).To(BeEmpty())
+	g.Expect(mt.Kit.StateOfAddress(g, first.Name)()).To(HaveField("Phase", v1alpha1.AddressBound))
+	g.Consistently(mt.IngressOf(g, ns, "s"), time.Second, mt.Tick).Should(Equal([]string{first.Address}))
 }
 
 // TestAYieldedAddressIsAskedForAgainOnlyOnceMetalLBTookItBack: an allocation
@@ -104,63 +105,63 @@ func TestARefusedPinWinsOverAPendingClaim(t *testing.T) {
 // first the Services that report an address in no order among them, could
 // give it the address and refuse the hold.
 func TestAYieldedAddressIsAskedForAgainOnlyOnceMetalLBTookItBack(t *testing.T) {
-	startCore(t)
-	startTrustingDriver(t, driver.HandoffGap)
+	mt.StartCore(t)
+	mt.StartTrustingDriver(t, driver.HandoffGap)
 	g := NewWithT(t)
-	ns := kit.Namespace(t)
+	ns := mt.Namespace(t)
 
 	name := testkit.Name(t)
-	v4, _ := freshRange()
+	v4, _ := mt.FreshRange()
 	base := strings.TrimSuffix(v4, "0/28")
-	kit.Create(g, b.Class(name, provisioner, b.Parameters(fmt.Sprintf(`{"addresses": ["%s1-%s2"]}`, base, base))))
-	kit.Create(g, b.Claim(ns, "x", b.OfClass(name)))
-	taken := boundAddress(g, ns, "x")
-	heldByPlaceholder(g, taken.Address)
+	mt.Kit.Make(t, g, b.Class(name, mt.Provisioner, b.Parameters(fmt.Sprintf(`{"addresses": ["%s1-%s2"]}`, base, base))))
+	mt.Kit.Create(g, b.Claim(ns, "x", b.OfClass(name)))
+	taken := mt.BoundAddress(g, ns, "x")
+	mt.HeldByPlaceholder(g, taken.Address)
 
 	// With MetalLB down, claim y's allocation placeholder is offered x's
 	// address, as by a MetalLB that processed it before x's hold.
 	y, alloc := pendingWithMetalLBDown(t, g, ns, name)
 	ph := offer(g, alloc, taken.Address)
-	withdrawn := func() string { return kit.Service(g, placeholderNS, alloc).Labels[placeholder.LabelWithdrawn] }
-	g.Eventually(withdrawn, timeout, tick).ShouldNot(BeEmpty(), "the placeholder gives the address back")
-	g.Eventually(kit.EventsAbout(g, y, v1alpha1.EventYielded), timeout, tick).ShouldNot(BeEmpty())
-	g.Expect(ingressOf(g, placeholderNS, alloc)()).To(Equal([]string{taken.Address}))
-	g.Expect(holders(g, taken.Address)()).To(HaveLen(2), "x's hold reports the address too")
-	g.Consistently(withdrawn, 3*time.Second, tick).ShouldNot(BeEmpty(),
+	withdrawn := func() string { return mt.Kit.Service(g, mt.PlaceholderNS, alloc).Labels[placeholder.LabelWithdrawn] }
+	g.Eventually(withdrawn, mt.Timeout, mt.Tick).ShouldNot(BeEmpty(), "the placeholder gives the address back")
+	g.Eventually(mt.Kit.EventsAbout(g, y, v1alpha1.EventYielded), mt.Timeout, mt.Tick).ShouldNot(BeEmpty())
+	g.Expect(mt.IngressOf(g, mt.PlaceholderNS, alloc)()).To(Equal([]string{taken.Address}))
+	g.Expect(mt.Holders(g, taken.Address)()).To(HaveLen(2), "x's hold reports the address too")
+	g.Consistently(withdrawn, 3*time.Second, mt.Tick).ShouldNot(BeEmpty(),
 		"while its status reports the address, the placeholder stays withdrawn")
 
 	// MetalLB, back, takes the address from the withdrawn placeholder and
 	// keeps it for x's hold; the placeholder asks again and gets the other.
-	g.Expect(testCluster.StartMetalLB()).To(Succeed())
-	g.Eventually(kit.StateOfClaim(g, ns, "y"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
-	g.Expect(kit.Claim(g, ns, "y").Status.Addresses[0].Address).To(Equal(base + "2"))
+	g.Expect(mt.Cluster.StartMetalLB()).To(Succeed())
+	g.Eventually(mt.Kit.StateOfClaim(g, ns, "y"), mt.Timeout, mt.Tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	g.Expect(mt.Kit.Claim(g, ns, "y").Status.Addresses[0].Address).To(Equal(base + "2"))
 	g.Expect(withdrawn()).To(BeEmpty())
-	g.Expect(kit.Service(g, placeholderNS, alloc).UID).To(Equal(ph.UID), "the placeholder asked again instead of being deleted")
-	g.Expect(holders(g, taken.Address)()).To(HaveLen(1))
-	heldByPlaceholder(g, taken.Address)
-	g.Expect(kit.StateOfAddress(g, taken.Name)()).To(HaveField("Phase", v1alpha1.AddressBound))
-	g.Expect(kit.EventsAbout(g, y, v1alpha1.EventLedgerMismatch)()).To(BeEmpty())
+	g.Expect(mt.Kit.Service(g, mt.PlaceholderNS, alloc).UID).To(Equal(ph.UID), "the placeholder asked again instead of being deleted")
+	g.Expect(mt.Holders(g, taken.Address)()).To(HaveLen(1))
+	mt.HeldByPlaceholder(g, taken.Address)
+	g.Expect(mt.Kit.StateOfAddress(g, taken.Name)()).To(HaveField("Phase", v1alpha1.AddressBound))
+	g.Expect(mt.Kit.EventsAbout(g, y, v1alpha1.EventLedgerMismatch)()).To(BeEmpty())
 }
 
 // pendingWithMetalLBDown stops MetalLB and creates claim y of class, which
 // stays Pending; it returns the claim and its allocation placeholder's name.
 func pendingWithMetalLBDown(t *testing.T, g Gomega, ns, class string) (*v1alpha1.IPAddressClaim, string) {
-	g.Expect(testCluster.StopMetalLB()).To(Succeed())
+	g.Expect(mt.Cluster.StopMetalLB()).To(Succeed())
 	t.Cleanup(restartMetalLB)
-	kit.Create(g, b.Claim(ns, "y", b.OfClass(class)))
-	y := kit.Claim(g, ns, "y")
+	mt.Kit.Create(g, b.Claim(ns, "y", b.OfClass(class)))
+	y := mt.Kit.Claim(g, ns, "y")
 	alloc := "alloc-" + string(y.UID) + "-v4"
 	g.Eventually(func() error {
-		return k8s.Get(context.Background(), client.ObjectKey{Namespace: placeholderNS, Name: alloc}, &corev1.Service{})
-	}, timeout, tick).Should(Succeed())
+		return mt.Client.Get(context.Background(), client.ObjectKey{Namespace: mt.PlaceholderNS, Name: alloc}, &corev1.Service{})
+	}, mt.Timeout, mt.Tick).Should(Succeed())
 	return y, alloc
 }
 
 // offer writes ip into the status of placeholder alloc, as a MetalLB that
 // processed it before the address's rightful holder would.
 func offer(g Gomega, alloc, ip string) *corev1.Service {
-	ph := kit.Service(g, placeholderNS, alloc)
+	ph := mt.Kit.Service(g, mt.PlaceholderNS, alloc)
 	ph.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ip}}
-	g.Expect(k8s.Status().Update(context.Background(), ph)).To(Succeed())
+	g.Expect(mt.Client.Status().Update(context.Background(), ph)).To(Succeed())
 	return ph
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package metallb_test
+package stoptest
 
 import (
 	"context"
@@ -38,6 +38,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
+	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/cluster"
@@ -51,12 +52,12 @@ import (
 // afterwards, under no sharing key, is refused at first, but must get the
 // address: the driver makes MetalLB let the phantom go.
 func TestAReleaseMetalLBWouldIgnoreIsNotLost(t *testing.T) {
-	startCore(t)
-	running := startDriver(t)
+	mt.StartCore(t)
+	running := mt.StartDriver(t)
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns, class, v4, addr := claimedAndHeld(t, g, b.ClassReclaim(v1alpha1.ReclaimDelete))
-	hold := placeholders(g, addr.Name)()
+	ns, class, v4, addr := mt.ClaimedAndHeld(t, g, b.ClassReclaim(v1alpha1.ReclaimDelete))
+	hold := mt.Placeholders(g, addr.Name)()
 	g.Expect(hold).To(HaveLen(1))
 	lift := ignoringSingleEvents(t, g, ns, strings.TrimSuffix(v4, "0/28")+"14")
 	pool := params.PoolName(class)
@@ -65,28 +66,28 @@ func TestAReleaseMetalLBWouldIgnoreIsNotLost(t *testing.T) {
 	// events, so the hold is deleted behind its back: by hand, with the
 	// driver down, and the address's driver finalizer with it.
 	running.Stop()
-	g.Expect(k8s.Delete(ctx, kit.Claim(g, ns, "web"))).To(Succeed())
-	g.Expect(k8s.Delete(ctx, b.Service(placeholderNS, hold[0]))).To(Succeed())
+	g.Expect(mt.Client.Delete(ctx, mt.Kit.Claim(g, ns, "web"))).To(Succeed())
+	g.Expect(mt.Client.Delete(ctx, b.Service(mt.PlaceholderNS, hold[0]))).To(Succeed())
 	g.Eventually(func() error {
 		a := &v1alpha1.IPAddress{}
-		if err := k8s.Get(ctx, client.ObjectKey{Name: addr.Name}, a); err != nil {
+		if err := mt.Client.Get(ctx, client.ObjectKey{Name: addr.Name}, a); err != nil {
 			return client.IgnoreNotFound(err)
 		}
 		orig := a.DeepCopy()
-		a.Finalizers = slices.DeleteFunc(a.Finalizers, func(f string) bool { return strings.HasPrefix(f, provisioner) })
-		return k8s.Patch(ctx, a, client.MergeFrom(orig))
-	}, timeout, tick).Should(Succeed())
-	g.Eventually(kit.Gone(&v1alpha1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: addr.Name}}), timeout, tick).Should(BeTrue())
-	g.Eventually(kit.Gone(b.Service(placeholderNS, hold[0])), timeout, tick).Should(BeTrue())
-	startDriver(t)
+		a.Finalizers = slices.DeleteFunc(a.Finalizers, func(f string) bool { return strings.HasPrefix(f, mt.Provisioner) })
+		return mt.Client.Patch(ctx, a, client.MergeFrom(orig))
+	}, mt.Timeout, mt.Tick).Should(Succeed())
+	g.Eventually(mt.Kit.Gone(&v1alpha1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: addr.Name}}), mt.Timeout, mt.Tick).Should(BeTrue())
+	g.Eventually(mt.Kit.Gone(b.Service(mt.PlaceholderNS, hold[0])), mt.Timeout, mt.Tick).Should(BeTrue())
+	mt.StartDriver(t)
 
 	// A Service pinned to the address under no sharing key is refused, in
 	// MetalLB's next full pass, for the phantom.
-	kit.Create(g, b.Service(ns, "after", b.PinnedByHand(addr.Address), b.Port(80)))
+	mt.Kit.Create(g, b.Service(ns, "after", b.PinnedByHand(addr.Address), b.Port(80)))
 	nudge := unrelatedPool(t, g)
 	g.Eventually(func() []string {
-		return serviceEvents(g, ns, "after")
-	}, timeout, tick).Should(ContainElement(ContainSubstring("address also in use by "+placeholderNS+"/"+hold[0])),
+		return mt.ServiceEvents(g, ns, "after")
+	}, mt.Timeout, mt.Tick).Should(ContainElement(ContainSubstring("address also in use by "+mt.PlaceholderNS+"/"+hold[0])),
 		"MetalLB refuses it first, for the phantom")
 
 	// Once MetalLB handles single events again, the driver makes it let the
@@ -94,12 +95,12 @@ func TestAReleaseMetalLBWouldIgnoreIsNotLost(t *testing.T) {
 	lift()
 	orig := nudge.DeepCopy()
 	g.Expect(unstructured.SetNestedField(nudge.Object, true, "spec", "avoidBuggyIPs")).To(Succeed())
-	g.Expect(k8s.Patch(ctx, nudge, client.MergeFrom(orig))).To(Succeed())
-	g.Eventually(ingressOf(g, ns, "after"), timeout, tick).Should(Equal([]string{addr.Address}), func() string {
-		return fmt.Sprintf("MetalLB's word on it: %v", serviceEvents(g, ns, "after"))
+	g.Expect(mt.Client.Patch(ctx, nudge, client.MergeFrom(orig))).To(Succeed())
+	g.Eventually(mt.IngressOf(g, ns, "after"), mt.Timeout, mt.Tick).Should(Equal([]string{addr.Address}), func() string {
+		return fmt.Sprintf("MetalLB's word on it: %v", mt.ServiceEvents(g, ns, "after"))
 	})
 	g.Expect(metallbSeries(g, "metallb_allocator_addresses_in_use_total", "pool", pool)()).To(Equal(2.0), "the poison and the pinned Service")
-	g.Eventually(kit.Gone(b.Service(placeholderNS, hold[0])), timeout, tick).Should(BeTrue(), "the tombstone goes once MetalLB handled it")
+	g.Eventually(mt.Kit.Gone(b.Service(mt.PlaceholderNS, hold[0])), mt.Timeout, mt.Tick).Should(BeTrue(), "the tombstone goes once MetalLB handled it")
 }
 
 // ignoringSingleEvents makes MetalLB ignore the events of single Services
@@ -109,22 +110,22 @@ func TestAReleaseMetalLBWouldIgnoreIsNotLost(t *testing.T) {
 func ignoringSingleEvents(t *testing.T, g Gomega, ns, spare string) (lift func()) {
 	ctx := context.Background()
 	lift = unwritable(t, g, ns, "poison")
-	kit.Create(g, b.Service(ns, "poison", b.ClusterIPOnly()))
+	mt.Kit.Create(g, b.Service(ns, "poison", b.ClusterIPOnly()))
 	g.Eventually(func() error {
-		return k8s.Status().Update(ctx, kit.Service(g, ns, "poison"))
-	}, timeout, tick).Should(Satisfy(func(err error) bool { return apierrors.IsInvalid(err) || apierrors.IsForbidden(err) }),
+		return mt.Client.Status().Update(ctx, mt.Kit.Service(g, ns, "poison"))
+	}, mt.Timeout, mt.Tick).Should(Satisfy(func(err error) bool { return apierrors.IsInvalid(err) || apierrors.IsForbidden(err) }),
 		"the policy is in force")
-	poison := kit.Service(g, ns, "poison")
+	poison := mt.Kit.Service(g, ns, "poison")
 	orig := poison.DeepCopy()
 	poison.Spec.Type = corev1.ServiceTypeLoadBalancer
 	poison.Annotations = map[string]string{"metallb.io/loadBalancerIPs": spare}
-	g.Expect(k8s.Patch(ctx, poison, client.MergeFrom(orig))).To(Succeed())
+	g.Expect(mt.Client.Patch(ctx, poison, client.MergeFrom(orig))).To(Succeed())
 
 	failedPasses := metallbLogLines(g, "reprocessAll", "failed to handle service, retry", ns+"/poison")
 	before := failedPasses()
-	g.Expect(testCluster.StopMetalLB()).To(Succeed())
-	g.Expect(testCluster.StartMetalLB()).To(Succeed())
-	g.Eventually(failedPasses, timeout, tick).Should(BeNumerically(">", before))
+	g.Expect(mt.Cluster.StopMetalLB()).To(Succeed())
+	g.Expect(mt.Cluster.StartMetalLB()).To(Succeed())
+	g.Eventually(failedPasses, mt.Timeout, mt.Tick).Should(BeNumerically(">", before))
 	return lift
 }
 
@@ -159,28 +160,28 @@ func unwritable(t *testing.T, g Gomega, ns, name string) (lift func()) {
 			}},
 		},
 	}
-	kit.Create(g, policy, binding)
+	mt.Kit.Create(g, policy, binding)
 	drop := func() {
-		_ = k8s.Delete(context.Background(), binding)
-		_ = k8s.Delete(context.Background(), policy)
+		_ = mt.Client.Delete(context.Background(), binding)
+		_ = mt.Client.Delete(context.Background(), policy)
 	}
 	lift = func() {
 		drop()
 		g.Eventually(func() error {
 			svc := &corev1.Service{}
-			if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, svc); err != nil {
+			if err := mt.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, svc); err != nil {
 				return client.IgnoreNotFound(err)
 			}
-			return k8s.Status().Update(context.Background(), svc)
-		}, timeout, tick).Should(Succeed(), "the policy is out of force")
+			return mt.Client.Status().Update(context.Background(), svc)
+		}, mt.Timeout, mt.Tick).Should(Succeed(), "the policy is out of force")
 	}
 	// MetalLB starts afresh afterwards, so that the tests after this one
 	// find it handling single events.
 	t.Cleanup(func() {
 		drop()
-		_ = k8s.Delete(context.Background(), b.Service(ns, name))
-		_ = testCluster.StopMetalLB()
-		_ = testCluster.StartMetalLB()
+		_ = mt.Client.Delete(context.Background(), b.Service(ns, name))
+		_ = mt.Cluster.StopMetalLB()
+		_ = mt.Cluster.StartMetalLB()
 	})
 	return lift
 }
@@ -188,15 +189,15 @@ func unwritable(t *testing.T, g Gomega, ns, name string) (lift func()) {
 // unrelatedPool creates a MetalLB address pool no class renders, which
 // makes MetalLB reload its configuration and run a full pass.
 func unrelatedPool(t *testing.T, g Gomega) *unstructured.Unstructured {
-	v4, _ := freshRange()
+	v4, _ := mt.FreshRange()
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(params.IPAddressPoolGVK)
 	u.SetNamespace(cluster.MetalLBNamespace)
 	u.SetName(testkit.Name(t))
 	g.Expect(unstructured.SetNestedStringSlice(u.Object, []string{v4}, "spec", "addresses")).To(Succeed())
 	g.Expect(unstructured.SetNestedField(u.Object, false, "spec", "autoAssign")).To(Succeed())
-	kit.Create(g, u)
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), u) })
+	mt.Kit.Create(g, u)
+	t.Cleanup(func() { _ = mt.Client.Delete(context.Background(), u) })
 	return u
 }
 
@@ -204,7 +205,7 @@ func unrelatedPool(t *testing.T, g Gomega) *unstructured.Unstructured {
 // one label; -1 while MetalLB does not report it.
 func metallbSeries(g Gomega, metric, label, value string) func() float64 {
 	return func() float64 {
-		resp, err := http.Get(testCluster.MetalLBMetricsURL())
+		resp, err := http.Get(mt.Cluster.MetalLBMetricsURL())
 		g.Expect(err).NotTo(HaveOccurred())
 		defer func() { _ = resp.Body.Close() }()
 		parser := expfmt.NewTextParser(model.UTF8Validation)
@@ -225,7 +226,7 @@ func metallbSeries(g Gomega, metric, label, value string) func() float64 {
 // contain every one of parts.
 func metallbLogLines(g Gomega, parts ...string) func() int {
 	return func() int {
-		log, err := os.ReadFile(testCluster.MetalLBLog())
+		log, err := os.ReadFile(mt.Cluster.MetalLBLog())
 		g.Expect(err).NotTo(HaveOccurred())
 		n := 0
 		for line := range strings.Lines(string(log)) {
@@ -237,64 +238,50 @@ func metallbLogLines(g Gomega, parts ...string) func() int {
 	}
 }
 
-// serviceEvents lists the reasons and messages of the events about Service
-// name in ns.
-func serviceEvents(g Gomega, ns, name string) []string {
-	list := &corev1.EventList{}
-	g.Expect(k8s.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
-	var out []string
-	for _, e := range list.Items {
-		if e.InvolvedObject.Kind == "Service" && e.InvolvedObject.Name == name {
-			out = append(out, e.Reason+": "+e.Message)
-		}
-	}
-	return out
-}
-
 // TestAClaimWaitingBehindATombstoneAsksAgainWhenItGoes: MetalLB kept a
 // phantom allocation under the name of a Pending claim's request, and the
 // driver put a tombstone of that name in place. While the tombstone stands
 // the claim waits; once MetalLB has let the address go and the tombstone is
 // deleted, the claim asks MetalLB again and is provisioned.
 func TestAClaimWaitingBehindATombstoneAsksAgainWhenItGoes(t *testing.T) {
-	startCore(t)
-	d := startTrustingDriver(t, driver.HandoffAuto)
+	mt.StartCore(t)
+	d := mt.StartTrustingDriver(t, driver.HandoffAuto)
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := kit.Namespace(t)
-	class, _, _ := metallbClass(t, g, false)
+	ns := mt.Namespace(t)
+	class, _, _ := mt.Class(t, g, false)
 
 	// The claim asks while MetalLB is down; its request is then replaced by
 	// a tombstone of its name, as the phantom repair makes one, while the
 	// driver is down too.
-	g.Expect(testCluster.StopMetalLB()).To(Succeed())
+	g.Expect(mt.Cluster.StopMetalLB()).To(Succeed())
 	t.Cleanup(restartMetalLB)
-	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
-	claim := kit.Claim(g, ns, "web")
-	g.Eventually(allocationsOf(g, claim), timeout, tick).Should(HaveLen(1))
+	mt.Kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
+	claim := mt.Kit.Claim(g, ns, "web")
+	g.Eventually(mt.AllocationsOf(g, claim), mt.Timeout, mt.Tick).Should(HaveLen(1))
 	d.Stop()
 	name := "alloc-" + string(claim.UID) + "-v4"
-	g.Expect(k8s.Delete(ctx, b.Service(placeholderNS, name))).To(Succeed())
-	g.Eventually(kit.Gone(b.Service(placeholderNS, name)), timeout, tick).Should(BeTrue())
-	tomb := b.Service(placeholderNS, name, b.ClusterIPOnly())
+	g.Expect(mt.Client.Delete(ctx, b.Service(mt.PlaceholderNS, name))).To(Succeed())
+	g.Eventually(mt.Kit.Gone(b.Service(mt.PlaceholderNS, name)), mt.Timeout, mt.Tick).Should(BeTrue())
+	tomb := b.Service(mt.PlaceholderNS, name, b.ClusterIPOnly())
 	tomb.Labels = map[string]string{params.LabelManagedBy: params.ManagedByValue, v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderTombstone}
 	tomb.Annotations = map[string]string{"metallb.io/ip-allocated-from-pool": "phantom"}
-	kit.Create(g, tomb)
-	startDriver(t)
+	mt.Kit.Create(g, tomb)
+	mt.StartDriver(t)
 	g.Eventually(func() string {
-		return kit.Service(g, placeholderNS, name).Annotations["local.sdn.cozystack.io/claim"]
-	}, timeout, tick).Should(Equal(ns+"/web"), "the claim's pass found the tombstone and named itself on it")
+		return mt.Kit.Service(g, mt.PlaceholderNS, name).Annotations["local.sdn.cozystack.io/claim"]
+	}, mt.Timeout, mt.Tick).Should(Equal(ns+"/web"), "the claim's pass found the tombstone and named itself on it")
 
 	// MetalLB, back, lets the tombstone's address go; the tombstone goes,
 	// and the claim asks again.
-	g.Expect(testCluster.StartMetalLB()).To(Succeed())
+	g.Expect(mt.Cluster.StartMetalLB()).To(Succeed())
 	g.Eventually(func() string {
 		s := &corev1.Service{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: placeholderNS, Name: name}, s); err != nil {
+		if err := mt.Client.Get(ctx, client.ObjectKey{Namespace: mt.PlaceholderNS, Name: name}, s); err != nil {
 			return err.Error()
 		}
 		return s.Labels[v1alpha1.LabelPlaceholder]
-	}, timeout, tick).Should(BeElementOf(v1alpha1.PlaceholderAllocation, v1alpha1.PlaceholderHold),
+	}, mt.Timeout, mt.Tick).Should(BeElementOf(v1alpha1.PlaceholderAllocation, v1alpha1.PlaceholderHold),
 		"the tombstone went and the claim asked again (its request becomes the address's hold once provisioned)")
-	boundAddress(g, ns, "web")
+	mt.BoundAddress(g, ns, "web")
 }

@@ -1,0 +1,192 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package testkit
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+)
+
+// Tidying is how a kit leaves the cluster as each test found it. With it,
+// every namespace the kit makes for a test, and every object a test hands
+// to Own, is removed when the test ends, and the test fails if any of them,
+// any address of its classes or in its namespaces, or anything Leftovers
+// reports of its classes, is still there after Within. A suite whose tests
+// leave things behind pays for them in every later test.
+type Tidying struct {
+	// Within bounds the wait for each kind of thing to go.
+	Within time.Duration
+	// Prepare runs first, in the test's cleanup: whatever lets go of the
+	// test's objects (the managers, the backend) must be running.
+	Prepare func(t *testing.T)
+	// Leftovers lists what the backend still keeps for a class (its holds,
+	// its pools), one line each; empty once the class is gone.
+	Leftovers func(ctx context.Context, c client.Client, class string) ([]string, error)
+}
+
+// tidy is what one test made.
+type tidy struct {
+	namespaces []string
+	owned      []client.Object
+}
+
+// Tidy makes the kit tidy up after each test as tidying says.
+func (k *Kit) Tidy(tidying Tidying) *Kit {
+	k.tidying = &tidying
+	k.tidies = &sync.Map{}
+	return k
+}
+
+// Own records objects t made that the kit must remove when t ends (classes,
+// addresses, a backend's objects), and checks for: a class's addresses
+// and Leftovers go with it. Without tidying it does nothing.
+func (k *Kit) Own(t *testing.T, objs ...client.Object) {
+	if r := k.record(t); r != nil {
+		k.mu.Lock()
+		r.owned = append(r.owned, objs...)
+		k.mu.Unlock()
+	}
+}
+
+// Make creates objects t owns (see Own): classes, addresses and other
+// cluster-wide objects, removed when t ends.
+func (k *Kit) Make(t *testing.T, g Gomega, objs ...client.Object) {
+	k.Own(t, objs...)
+	k.Create(g, objs...)
+}
+
+// record returns t's record, registering its cleanup on first use.
+func (k *Kit) record(t *testing.T) *tidy {
+	if k.tidying == nil {
+		return nil
+	}
+	r, loaded := k.tidies.LoadOrStore(t, &tidy{})
+	if !loaded {
+		t.Cleanup(func() { k.tidyUp(t, r.(*tidy)) })
+	}
+	return r.(*tidy)
+}
+
+// tidyUp removes what t made and fails t if anything of it stays.
+func (k *Kit) tidyUp(t *testing.T, r *tidy) {
+	k.tidies.Delete(t)
+	if k.tidying.Prepare != nil {
+		k.tidying.Prepare(t)
+	}
+	ctx := context.Background()
+	k.mu.Lock()
+	namespaces, owned := slices.Clone(r.namespaces), slices.Clone(r.owned)
+	k.mu.Unlock()
+	var classes []string
+	for _, o := range owned {
+		if _, ok := o.(*v1alpha1.IPAddressClass); ok {
+			classes = append(classes, o.GetName())
+		}
+	}
+	// The addresses first: a class is kept while any of its addresses is.
+	addresses, err := k.addressesOf(ctx, classes, namespaces)
+	if err != nil {
+		t.Errorf("tidying up: listing addresses: %v", err)
+		return
+	}
+	for _, ns := range namespaces {
+		owned = append(owned, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	}
+	owned = append(addresses, owned...)
+	for _, o := range owned {
+		if err := k.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("tidying up: deleting %T %s: %v", o, o.GetName(), err)
+		}
+	}
+	for _, o := range owned {
+		if err := k.waitGone(ctx, o); err != nil {
+			t.Errorf("tidying up: %T %s/%s is still there after %v: %v", o, o.GetNamespace(), o.GetName(), k.tidying.Within, err)
+		}
+	}
+	late, err := k.addressesOf(ctx, classes, namespaces)
+	if err != nil {
+		t.Errorf("tidying up: listing addresses: %v", err)
+	}
+	for _, a := range late {
+		t.Errorf("tidying up: IPAddress %s outlived its class or namespace", a.GetName())
+	}
+	if k.tidying.Leftovers == nil {
+		return
+	}
+	for _, class := range classes {
+		var left []string
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, k.tidying.Within, true, func(ctx context.Context) (bool, error) {
+			left, err = k.tidying.Leftovers(ctx, k.Client, class)
+			return err == nil && len(left) == 0, nil
+		})
+		if err != nil {
+			t.Errorf("tidying up: class %s left %v behind", class, left)
+		}
+	}
+}
+
+// addressesOf lists the addresses of classes or bound to a claim in one of
+// namespaces.
+func (k *Kit) addressesOf(ctx context.Context, classes, namespaces []string) ([]client.Object, error) {
+	if len(classes) == 0 && len(namespaces) == 0 {
+		return nil, nil
+	}
+	list := &v1alpha1.IPAddressList{}
+	if err := k.List(ctx, list); err != nil {
+		return nil, err
+	}
+	var out []client.Object
+	for i := range list.Items {
+		a := &list.Items[i]
+		if slices.Contains(classes, a.Spec.ClassName) || (a.Spec.ClaimRef != nil && slices.Contains(namespaces, a.Spec.ClaimRef.Namespace)) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// waitGone waits until o is gone, at most Within, and otherwise says what
+// keeps it.
+func (k *Kit) waitGone(ctx context.Context, o client.Object) error {
+	live := o.DeepCopyObject().(client.Object)
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, k.tidying.Within, true, func(ctx context.Context) (bool, error) {
+		last = k.Get(ctx, client.ObjectKeyFromObject(o), live)
+		return apierrors.IsNotFound(last), nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case last != nil:
+		return last
+	default:
+		return fmt.Errorf("finalizers %v", live.GetFinalizers())
+	}
+}
