@@ -134,9 +134,9 @@ func TestBadClassesSaySo(t *testing.T) {
 	startBoth(t)
 	g := NewWithT(t)
 	for params, want := range map[string]string{
-		`{"addresses": []}`:                        "spec.parameters.addresses must list at least one CIDR or range",
-		`{"addresses": ["198.51.100.1/24"]}`:         "spec.parameters.addresses[0]",
-		`{"ranges": ["198.51.100.0/28"]}`:            `unknown field "ranges"`,
+		`{"addresses": []}`:                            "spec.parameters.addresses must list at least one CIDR or range",
+		`{"addresses": ["198.51.100.1/24"]}`:           "spec.parameters.addresses[0]",
+		`{"ranges": ["198.51.100.0/28"]}`:              `unknown field "ranges"`,
 		`{"addresses": ["198.51.100.9-198.51.100.1"]}`: "spec.parameters.addresses[0]",
 	} {
 		name := testkit.Name(t) + fmt.Sprintf("-%d", nextRange.Add(1))
