@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -52,8 +53,21 @@ func (g *shutGate) open() {
 
 // TestParkedPassesRunAgainWhenTheGateOpens: a pass the backend turns away
 // is no error and no retry; it is queued again once, when the gate opens,
-// and only then.
+// and only then. It runs in a synctest bubble, where "nothing is queued"
+// is read once nothing more can be (see quiet), not after a guessed delay.
 func TestParkedPassesRunAgainWhenTheGateOpens(t *testing.T) {
+	synctest.Test(t, parkedPassesRunAgainWhenTheGateOpens)
+}
+
+// quiet lets an hour of the bubble's fake time pass, so that every timer
+// (a delayed add, a retry) fires, and returns once every goroutine of the
+// parking and the queue is blocked again.
+func quiet() {
+	time.Sleep(time.Hour)
+	synctest.Wait()
+}
+
+func parkedPassesRunAgainWhenTheGateOpens(t *testing.T) {
 	ctx := t.Context()
 	gate := &shutGate{opened: make(chan struct{})}
 	p := NewParking(struct {
@@ -85,7 +99,7 @@ func TestParkedPassesRunAgainWhenTheGateOpens(t *testing.T) {
 	if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: "other"}}); !errors.Is(err, failing) {
 		t.Fatalf("other errors pass through, got %v", err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	quiet()
 	if n := queue.Len(); n != 0 {
 		t.Fatalf("nothing is queued while the gate is shut, got %d", n)
 	}
@@ -100,7 +114,7 @@ func TestParkedPassesRunAgainWhenTheGateOpens(t *testing.T) {
 	if !got[a] || !got[b] {
 		t.Fatalf("both parked passes run again, got %v", got)
 	}
-	time.Sleep(50 * time.Millisecond)
+	quiet()
 	if n := queue.Len(); n != 0 {
 		t.Fatalf("each parked pass runs again once, %d more queued", n)
 	}
@@ -109,7 +123,7 @@ func TestParkedPassesRunAgainWhenTheGateOpens(t *testing.T) {
 	if _, err := r.Reconcile(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	quiet()
 	if n := queue.Len(); n != 0 {
 		t.Fatalf("the gate opened before is shut again, got %d queued", n)
 	}
