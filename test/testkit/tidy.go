@@ -27,7 +27,9 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -94,7 +96,12 @@ func (k *Kit) record(t *testing.T) *tidy {
 	return r.(*tidy)
 }
 
-// tidyUp removes what t made and fails t if anything of it stays.
+// tidyUp removes what t made and fails t if anything of it stays. A
+// namespace's claims and Services are deleted and waited for here (they are
+// what the managers and the backend keep state for); the namespace object
+// itself is deleted but not waited for, since kube-controller-manager takes
+// at least five seconds over every namespace: the package's final check
+// (Leaks) makes sure it went.
 func (k *Kit) tidyUp(t *testing.T, r *tidy) {
 	k.tidies.Delete(t)
 	if k.tidying.Prepare != nil {
@@ -110,19 +117,34 @@ func (k *Kit) tidyUp(t *testing.T, r *tidy) {
 			classes = append(classes, o.GetName())
 		}
 	}
+	for _, ns := range namespaces {
+		for _, kind := range []client.Object{&v1alpha1.IPAddressClaim{}, &corev1.Service{}} {
+			if err := k.DeleteAllOf(ctx, kind, client.InNamespace(ns)); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("tidying up: deleting the %Ts of namespace %s: %v", kind, ns, err)
+			}
+		}
+	}
 	// The addresses first: a class is kept while any of its addresses is.
 	addresses, err := k.addressesOf(ctx, classes, namespaces)
 	if err != nil {
 		t.Errorf("tidying up: listing addresses: %v", err)
 		return
 	}
-	for _, ns := range namespaces {
-		owned = append(owned, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	}
 	owned = append(addresses, owned...)
 	for _, o := range owned {
 		if err := k.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("tidying up: deleting %T %s: %v", o, o.GetName(), err)
+		}
+	}
+	for _, ns := range namespaces {
+		for _, list := range []client.ObjectList{&v1alpha1.IPAddressClaimList{}, &corev1.ServiceList{}} {
+			if left := k.waitEmpty(ctx, list, ns); len(left) > 0 {
+				t.Errorf("tidying up: %v still in namespace %s after %v", left, ns, k.tidying.Within)
+			}
+		}
+		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		if err := k.Delete(ctx, n); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("tidying up: deleting namespace %s: %v", ns, err)
 		}
 	}
 	for _, o := range owned {
@@ -150,6 +172,24 @@ func (k *Kit) tidyUp(t *testing.T, r *tidy) {
 			t.Errorf("tidying up: class %s left %v behind", class, left)
 		}
 	}
+}
+
+// waitEmpty waits until namespace ns has no object of list's kind, at most
+// Within, and returns the names of those left.
+func (k *Kit) waitEmpty(ctx context.Context, list client.ObjectList, ns string) []string {
+	var left []string
+	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, k.tidying.Within, true, func(ctx context.Context) (bool, error) {
+		left = nil
+		if err := k.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return false, nil
+		}
+		_ = meta.EachListItem(list, func(o runtime.Object) error {
+			left = append(left, o.(client.Object).GetName())
+			return nil
+		})
+		return len(left) == 0, nil
+	})
+	return left
 }
 
 // addressesOf lists the addresses of classes or bound to a claim in one of
@@ -189,4 +229,65 @@ func (k *Kit) waitGone(ctx context.Context, o client.Object) error {
 	default:
 		return fmt.Errorf("finalizers %v", live.GetFinalizers())
 	}
+}
+
+// Sight is one kind a package's final check looks at: List's kind, in
+// Namespace ("" for all namespaces, or a cluster-scoped kind), less the
+// objects Skip names (ones that come and go on their own).
+type Sight struct {
+	Kind      string
+	List      client.ObjectList
+	Namespace string
+	Skip      func(name string) bool
+}
+
+// Inventory is what the sights showed, as "Kind name" (or "Kind
+// namespace/name") lines.
+type Inventory map[string]bool
+
+// Inventory lists what sights show now.
+func (k *Kit) Inventory(ctx context.Context, sights []Sight) (Inventory, error) {
+	out := Inventory{}
+	for _, s := range sights {
+		if err := k.List(ctx, s.List, client.InNamespace(s.Namespace)); err != nil {
+			return nil, fmt.Errorf("listing %ss: %w", s.Kind, err)
+		}
+		_ = meta.EachListItem(s.List, func(o runtime.Object) error {
+			obj := o.(client.Object)
+			if s.Skip != nil && s.Skip(obj.GetName()) {
+				return nil
+			}
+			name := obj.GetName()
+			if ns := obj.GetNamespace(); ns != "" {
+				name = ns + "/" + name
+			}
+			out[s.Kind+" "+name] = true
+			return nil
+		})
+	}
+	return out, nil
+}
+
+// Leaks waits, at most within, until sights show nothing that before did
+// not, and returns what they still show: what a package's tests left
+// behind. A package's TestMain calls it after its tests ran, and fails if
+// anything stays.
+func (k *Kit) Leaks(ctx context.Context, before Inventory, sights []Sight, within time.Duration) ([]string, error) {
+	var left []string
+	var last error
+	_ = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, within, true, func(ctx context.Context) (bool, error) {
+		now, err := k.Inventory(ctx, sights)
+		if last = err; err != nil {
+			return false, nil
+		}
+		left = left[:0]
+		for o := range now {
+			if !before[o] {
+				left = append(left, o)
+			}
+		}
+		return len(left) == 0, nil
+	})
+	slices.Sort(left)
+	return left, last
 }

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,10 +30,8 @@ import (
 	. "github.com/onsi/gomega"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -115,7 +112,7 @@ func Main(m *testing.M, opts Options) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	before, err := inventory()
+	before, err := Kit.Inventory(context.Background(), sights())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -135,68 +132,37 @@ func Main(m *testing.M, opts Options) int {
 	return leftBehind(before)
 }
 
-// inventory lists what a test can leave behind: namespaces, classes,
-// addresses, the driver's placeholders and MetalLB's pools and
-// advertisements, as "kind name". The gate's probes, which come and go on
-// their own, are left out.
-func inventory() (map[string]bool, error) {
-	ctx := context.Background()
-	out := map[string]bool{}
-	lists := []struct {
-		kind string
-		list client.ObjectList
-		in   string
-	}{
-		{"Namespace", &corev1.NamespaceList{}, ""},
-		{"IPAddressClass", &v1alpha1.IPAddressClassList{}, ""},
-		{"IPAddress", &v1alpha1.IPAddressList{}, ""},
-		{"Service", &corev1.ServiceList{}, PlaceholderNS},
+// sights are what a test can leave behind: namespaces, classes, addresses,
+// the driver's placeholders and MetalLB's pools and advertisements. The
+// gate's probes, which come and go on their own, are left out.
+func sights() []testkit.Sight {
+	probe := func(name string) bool { return strings.HasPrefix(name, "metallb-iad-probe-") }
+	out := []testkit.Sight{
+		{Kind: "Namespace", List: &corev1.NamespaceList{}},
+		{Kind: "IPAddressClass", List: &v1alpha1.IPAddressClassList{}},
+		{Kind: "IPAddress", List: &v1alpha1.IPAddressList{}},
+		{Kind: "Service", List: &corev1.ServiceList{}, Namespace: PlaceholderNS, Skip: probe},
 	}
 	for _, kind := range []string{params.IPAddressPoolGVK.Kind, params.L2AdvertisementGVK.Kind, params.BGPAdvertisementGVK.Kind} {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(params.GroupVersion.WithKind(kind + "List"))
-		lists = append(lists, struct {
-			kind string
-			list client.ObjectList
-			in   string
-		}{kind, list, cluster.MetalLBNamespace})
+		out = append(out, testkit.Sight{Kind: kind, List: list, Namespace: cluster.MetalLBNamespace})
 	}
-	for _, l := range lists {
-		if err := Client.List(ctx, l.list, client.InNamespace(l.in)); err != nil {
-			return nil, err
-		}
-		err := meta.EachListItem(l.list, func(o runtime.Object) error {
-			if name := o.(client.Object).GetName(); !strings.HasPrefix(name, "metallb-iad-probe-") {
-				out[l.kind+" "+name] = true
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return out
 }
 
-// leftBehind fails the package if anything is there that was not before
-// its tests ran: each test removes what it made, and one that leaks makes
-// every later test pay for it.
-func leftBehind(before map[string]bool) int {
-	after, err := inventory()
+// leftBehind fails the package if anything is there, a minute after its
+// tests ran, that was not before: each test removes what it made, and one
+// that leaks makes every later test pay for it.
+func leftBehind(before testkit.Inventory) int {
+	left, err := Kit.Leaks(context.Background(), before, sights(), time.Minute)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	var left []string
-	for o := range after {
-		if !before[o] {
-			left = append(left, o)
-		}
-	}
 	if len(left) == 0 {
 		return 0
 	}
-	slices.Sort(left)
 	fmt.Fprintf(os.Stderr, "FAIL: the tests left %d objects behind:\n  %s\n", len(left), strings.Join(left, "\n  "))
 	return 1
 }
