@@ -70,6 +70,14 @@ type HandPinner interface {
 	PinByHand(svc *corev1.Service, ips ...netip.Addr)
 }
 
+// Prober is implemented by a harness whose driver writes on its own, for
+// no claim: a backend's liveness probes (the MetalLB driver asks MetalLB
+// questions at every start). The crash specs do not count those writes.
+type Prober interface {
+	// ProbeWrites returns parts of the request paths of those writes.
+	ProbeWrites() []string
+}
+
 // Objects lists the objects of list's kind that carry labels, in namespace
 // ("" for every namespace or a cluster-scoped kind), one line each, "kind
 // namespace/name" ("kind name" when cluster-scoped): what a Harness's Leftovers reports of the API objects

@@ -19,6 +19,7 @@ package drivertest
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/netip"
 	"testing"
 	"time"
@@ -341,47 +342,73 @@ func teardown(t *testing.T, g *WithT, s *suite) {
 // crash: the driver is killed right after its n-th write of each step of a
 // claim's life (provisioning, association, dissociation, release), and a
 // new one started: each step completes, with no duplicate address and
-// nothing left behind.
+// nothing left behind. Writes the driver makes on its own (a Prober's
+// probes, events, leases) are not counted. The spec fails if a step takes
+// n writes or fewer: the kill must fall between two writes of the step,
+// which the next driver proves by writing to finish it.
 func crash(t *testing.T, g *WithT, s *suite, n int) {
 	ns := s.kit.Namespace(t)
 	v4, v6 := s.h.Ranges()
 	class := s.class(t, g, v1alpha1.ReclaimDelete, v4, v6)
-	killedDuring := func(act func()) {
+	var probes []string
+	if p, ok := s.h.(Prober); ok {
+		probes = p.ProbeWrites()
+	}
+	killedDuring := func(step string, act func(), done func()) {
 		s.driver.Stop()
 		k := testkit.NewKiller(n)
+		k.Ignore(probes...)
 		dying := s.h.StartDriver(t, k.Config(s.cfg))
 		k.Arm()
 		act()
 		select {
 		case <-k.Dead():
-		case <-time.After(killWait): // the step took fewer writes
+		case <-time.After(timeout):
+			g.Expect(k.Written()).To(HaveLen(n), "%s: the driver makes at least %d writes", step, n)
 		}
 		dying.Stop()
-		t.Logf("killed after %v", k.Written())
-		s.driver = s.h.StartDriver(s.t, s.cfg)
+		t.Logf("%s: killed after %v", step, k.Written())
+		next := testkit.NewKiller(math.MaxInt)
+		next.Ignore(probes...)
+		next.Arm()
+		s.driver = s.h.StartDriver(s.t, next.Config(s.cfg))
+		done()
+		t.Logf("%s: the next driver wrote %v", step, next.Written())
+		g.Expect(next.Written()).NotTo(BeEmpty(), "%s: the kill after write %d fell inside the step, so the next driver wrote to finish it", step, n)
 	}
 
-	killedDuring(func() { s.claim(g, ns, "web", class, v1alpha1.Dual) })
-	addrs := s.bound(g, ns, "web")
-	s.held(g, addrs)
+	var addrs []v1alpha1.ClaimedAddress
+	killedDuring("provisioning", func() { s.claim(g, ns, "web", class, v1alpha1.Dual) }, func() {
+		addrs = s.bound(g, ns, "web")
+		s.held(g, addrs)
+	})
 	claim := s.kit.Claim(g, ns, "web")
 	g.Consistently(func() int { return len(s.addressesOf(g, claim)) }, settle, tick).Should(Equal(2), "one address of each family, no more")
 
 	svc := b.Service(ns, "svc", b.ForClaim("web"), b.DualStack())
-	killedDuring(func() { s.kit.Create(g, svc) })
-	g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(ConsistOf(ips(addrs)))
+	killedDuring("association", func() { s.kit.Create(g, svc) }, func() {
+		g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(ConsistOf(ips(addrs)))
+		for _, a := range addrs {
+			g.Eventually(s.associatedTo(g, a.Name), timeout, tick).ShouldNot(BeNil())
+		}
+	})
 
-	killedDuring(func() { s.kit.SetAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim, "") })
-	g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(BeEmpty())
-	g.Eventually(func() map[string]string { return s.kit.Service(g, ns, "svc").Annotations }, timeout, tick).
-		ShouldNot(HaveKey(v1alpha1.AnnotationPinnedBy))
-	s.held(g, addrs)
+	killedDuring("dissociation", func() { s.kit.SetAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim, "") }, func() {
+		g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(BeEmpty())
+		g.Eventually(func() map[string]string { return s.kit.Service(g, ns, "svc").Annotations }, timeout, tick).
+			ShouldNot(HaveKey(v1alpha1.AnnotationPinnedBy))
+		s.held(g, addrs)
+		for _, a := range addrs {
+			g.Eventually(s.associatedTo(g, a.Name), timeout, tick).Should(BeNil())
+		}
+	})
 	s.noConflictReported(g, addrs)
 
-	killedDuring(func() { g.Expect(s.c.Delete(context.Background(), b.Claim(ns, "web"))).To(Succeed()) })
-	for _, a := range addrs {
-		g.Eventually(s.kit.Gone(b.Address(a.Name, "", "")), timeout, tick).Should(BeTrue())
-	}
+	killedDuring("release", func() { g.Expect(s.c.Delete(context.Background(), b.Claim(ns, "web"))).To(Succeed()) }, func() {
+		for _, a := range addrs {
+			g.Eventually(s.kit.Gone(b.Address(a.Name, "", "")), timeout, tick).Should(BeTrue())
+		}
+	})
 	g.Expect(s.c.Delete(context.Background(), b.Class(class, ""))).To(Succeed())
 	g.Eventually(func() ([]string, error) { return s.h.Leftovers(context.Background(), s.c, class) }, timeout, tick).Should(BeEmpty())
 }

@@ -41,9 +41,6 @@ const (
 	tick    = 100 * time.Millisecond
 	// settle is how long a state that must not change is watched.
 	settle = 2 * time.Second
-	// killWait is how long a driver about to be killed is given to make the
-	// writes it is killed after.
-	killWait = 5 * time.Second
 )
 
 // Run runs every spec of the contract against the cluster cfg reaches,
@@ -55,7 +52,10 @@ func Run(t *testing.T, cfg *rest.Config, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &suite{h: h, cfg: cfg, c: c, kit: testkit.New(c), t: t}
+	// Each spec removes what it made, and fails if the backend keeps
+	// anything of its classes.
+	kit := testkit.New(c).Tidy(testkit.Tidying{Within: timeout, Leftovers: h.Leftovers})
+	s := &suite{h: h, cfg: cfg, c: c, kit: kit, t: t}
 	inprocess.Start(t, cfg, func(mgr ctrl.Manager) error {
 		return core.Setup(mgr, core.Options{ClaimConcurrency: 4, AddressConcurrency: 4, ClassConcurrency: 1})
 	})
@@ -87,7 +87,7 @@ type suite struct {
 // until the driver has rendered it.
 func (s *suite) class(t *testing.T, g *WithT, policy v1alpha1.ReclaimPolicy, ranges ...netip.Prefix) string {
 	name := testkit.Name(t)
-	s.kit.Create(g, b.Class(name, s.h.Provisioner(), b.ClassReclaim(policy), b.Parameters(s.h.Parameters(ranges...))))
+	s.kit.Make(t, g, b.Class(name, s.h.Provisioner(), b.ClassReclaim(policy), b.Parameters(s.h.Parameters(ranges...))))
 	g.Eventually(func() metav1.ConditionStatus {
 		c := &v1alpha1.IPAddressClass{}
 		g.Expect(s.c.Get(context.Background(), client.ObjectKey{Name: name}, c)).To(Succeed())

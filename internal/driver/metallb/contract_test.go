@@ -75,3 +75,6 @@ func (contractHarness) PinByHand(svc *corev1.Service, ips ...netip.Addr) {
 	}
 	b.PinnedByHand(strings.Join(s, ","))(svc)
 }
+
+// ProbeWrites are the gate's questions to MetalLB, asked at every start.
+func (contractHarness) ProbeWrites() []string { return []string{"/services/metallb-iad-probe-"} }
