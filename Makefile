@@ -81,10 +81,32 @@ vet: ## Run go vet against code (the end-to-end specs and the Cilium recordings 
 TEST_ENV = KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
 	CILIUM_ASSETS="$(CILIUM_ASSETS)" PROMETHEUS_OPERATOR_CRDS="$(PROMETHEUS_OPERATOR_CRDS)"
 
+# Most of the suite waits on API servers and MetalLB rather than the CPU:
+# packages run TEST_P at a time, each with its own control plane, and tests
+# that call t.Parallel TEST_PARALLEL at a time within a package.
+TEST_P ?= 4
+TEST_PARALLEL ?= 8
+# Where make test keeps the go test -json stream: make test-times reads it.
+TEST_REPORT ?= test-report.json
+GO_TEST = $(TEST_ENV) go test -tags=e2e,cilium -p $(TEST_P) -parallel $(TEST_PARALLEL)
+
 .PHONY: test
 test: verify-generated fmt vet control-plane helm kubebuilder prometheus-operator-crds cilium ## Run every test: unit, integration and end-to-end (local harness, both drivers), on the local control plane.
-	$(TEST_ENV) go test -tags=e2e,cilium -timeout 70m ./... -coverprofile cover.out
+	$(GO_TEST) -timeout 30m ./... -coverprofile cover.out -json | tee $(TEST_REPORT) | go run ./hack/testtimes
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
+
+.PHONY: test-times
+test-times: ## Print each package's time and the 20 slowest tests of the last make test (or make test-stress) again.
+	go run ./hack/testtimes -quiet < $(TEST_REPORT)
+
+# The tests that sample a rate (how often a contender gets an address over
+# many handoffs) run a few rounds in make test and their full count here
+# (testkit.Rounds reads TEST_STRESS).
+STRESS_PACKAGES ?= ./internal/driver/metallb/...
+
+.PHONY: test-stress
+test-stress: control-plane ## Run the rate-sampling tests at full count (200 handoffs each with a contender), as docs/performance.md quotes them.
+	TEST_STRESS=1 $(GO_TEST) -count=1 -timeout 60m -run 'Contender' $(STRESS_PACKAGES) -json | tee $(TEST_REPORT) | go run ./hack/testtimes
 
 # The fuzz targets, as package:target. The plain test run replays their seeds
 # (testdata/fuzz); make test fuzzes each for TEST_FUZZTIME, make fuzz for

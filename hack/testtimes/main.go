@@ -1,0 +1,165 @@
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command testtimes reads `go test -json` and says how long each package
+// and the slowest tests took. Fed the stream as it comes, it also prints
+// what plain `go test` would: each package's result line, and the output
+// of every test that failed. It exits 1 if anything failed.
+//
+//	go test -json ./... | tee test-report.json | go run ./hack/testtimes
+//	go run ./hack/testtimes -quiet < test-report.json
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// event is one line of `go test -json` (cmd/test2json).
+type event struct {
+	Time    time.Time
+	Action  string
+	Package string
+	Test    string
+	Elapsed float64
+	Output  string
+}
+
+// timing is how long a package or a test ran, and how it ended.
+type timing struct {
+	Name    string
+	Elapsed time.Duration
+	Result  string
+}
+
+// report is what a stream of events added up to.
+type report struct {
+	Packages []timing
+	Tests    []timing
+	Failed   bool
+}
+
+func main() {
+	quiet := flag.Bool("quiet", false, "print only the times, not the tests' results and failures")
+	slowest := flag.Int("slowest", 20, "how many of the slowest tests to list")
+	flag.Parse()
+	out := io.Writer(os.Stdout)
+	if *quiet {
+		out = io.Discard
+	}
+	r, err := read(os.Stdin, out)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testtimes:", err)
+		os.Exit(2)
+	}
+	r.print(os.Stdout, *slowest)
+	if r.Failed {
+		os.Exit(1)
+	}
+}
+
+// read adds up the events of in, echoing to out what plain go test prints.
+func read(in io.Reader, out io.Writer) (*report, error) {
+	r := &report{}
+	// Output of each running test (and of each package outside its tests),
+	// printed only if it fails.
+	pending := map[string][]string{}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var e event
+		if err := json.Unmarshal(line, &e); err != nil || e.Action == "" {
+			// Not an event: the go command's own words (a build error).
+			fmt.Fprintln(out, string(line))
+			continue
+		}
+		key := e.Package + " " + e.Test
+		switch e.Action {
+		case "output", "build-output":
+			if e.Test == "" && isResultLine(e.Output) {
+				fmt.Fprint(out, e.Output)
+				continue
+			}
+			pending[key] = append(pending[key], e.Output)
+		case "pass", "fail", "skip":
+			d := time.Duration(e.Elapsed * float64(time.Second))
+			if e.Action == "fail" {
+				r.Failed = true
+				fmt.Fprint(out, strings.Join(pending[key], ""))
+			}
+			delete(pending, key)
+			switch {
+			case e.Test == "":
+				r.Packages = append(r.Packages, timing{e.Package, d, e.Action})
+			case !strings.Contains(e.Test, "/"):
+				r.Tests = append(r.Tests, timing{short(e.Package) + "." + e.Test, d, e.Action})
+			}
+		case "build-fail":
+			r.Failed = true
+			fmt.Fprint(out, strings.Join(pending[key], ""))
+			delete(pending, key)
+		}
+	}
+	return r, sc.Err()
+}
+
+// isResultLine says whether a package's output line is its summary ("ok",
+// "FAIL", "?", coverage), which go test prints whatever happened.
+func isResultLine(s string) bool {
+	for _, p := range []string{"ok  \t", "FAIL\t", "?   \t", "--- FAIL", "FAIL\n", "PASS\n"} {
+		if strings.HasPrefix(s, p) {
+			return !strings.HasPrefix(s, "PASS")
+		}
+	}
+	return false
+}
+
+// short drops the module path from a package's import path.
+func short(pkg string) string {
+	const module = "github.com/cozystack/address-controller/"
+	return strings.TrimPrefix(pkg, module)
+}
+
+// print writes the package times, longest first, and the n slowest tests.
+func (r *report) print(w io.Writer, n int) {
+	longest := func(a, b timing) int { return cmp.Or(cmp.Compare(b.Elapsed, a.Elapsed), strings.Compare(a.Name, b.Name)) }
+	packages := slices.Clone(r.Packages)
+	slices.SortFunc(packages, longest)
+	var total time.Duration
+	fmt.Fprintln(w, "\npackage times (longest first):")
+	for _, p := range packages {
+		if p.Elapsed > 0 || p.Result == "fail" {
+			fmt.Fprintf(w, "  %8.1fs  %-4s  %s\n", p.Elapsed.Seconds(), p.Result, short(p.Name))
+		}
+		total += p.Elapsed
+	}
+	fmt.Fprintf(w, "  %8.1fs  in all, over %d packages\n", total.Seconds(), len(packages))
+	tests := slices.Clone(r.Tests)
+	slices.SortFunc(tests, longest)
+	fmt.Fprintf(w, "\nthe %d slowest tests:\n", min(n, len(tests)))
+	for _, t := range tests[:min(n, len(tests))] {
+		fmt.Fprintf(w, "  %8.1fs  %-4s  %s\n", t.Elapsed.Seconds(), t.Result, t.Name)
+	}
+}
