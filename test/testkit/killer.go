@@ -29,7 +29,8 @@ import (
 
 // Killer lets a process's writes through until, once armed, the n-th write
 // (events and leases aside) has reached the API server; after that every
-// write fails, as if the process had been killed right there.
+// write fails, as if the process had been killed right there (n = 0: before
+// its first write).
 type Killer struct {
 	n       int
 	ignored []string
@@ -54,8 +55,16 @@ func (k *Killer) Config(cfg *rest.Config) *rest.Config {
 // backend's liveness probes, say). Call it before Arm.
 func (k *Killer) Ignore(parts ...string) { k.ignored = append(k.ignored, parts...) }
 
-// Arm starts counting writes.
-func (k *Killer) Arm() { k.armed.Store(true) }
+// Arm starts counting writes. A killer of n = 0 is dead at once: every
+// write fails.
+func (k *Killer) Arm() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.armed.Swap(true) || k.n > 0 {
+		return
+	}
+	close(k.dead)
+}
 
 // Dead is closed once the n-th write has gone through.
 func (k *Killer) Dead() <-chan struct{} { return k.dead }

@@ -60,7 +60,8 @@ func specs(h Harness) []spec {
 		out = append(out, spec{"conflict/hand pin on a held address", func(t *testing.T, g *WithT, s *suite) { conflictHandPin(t, g, s, p) }})
 	}
 	out = append(out, spec{"teardown", teardown})
-	for n := 1; n <= 3; n++ {
+	out = append(out, spec{"crash/the writes of each step, counted", func(t *testing.T, g *WithT, s *suite) { crash(t, g, s, -1) }})
+	for n := 0; n <= 2; n++ {
 		out = append(out, spec{fmt.Sprintf("crash/driver killed after write %d of each step", n),
 			func(t *testing.T, g *WithT, s *suite) { crash(t, g, s, n) }})
 	}
@@ -340,12 +341,15 @@ func teardown(t *testing.T, g *WithT, s *suite) {
 }
 
 // crash: the driver is killed right after its n-th write of each step of a
-// claim's life (provisioning, association, dissociation, release), and a
-// new one started: each step completes, with no duplicate address and
-// nothing left behind. Writes the driver makes on its own (a Prober's
-// probes, events, leases) are not counted. The spec fails if a step takes
-// n writes or fewer: the kill must fall between two writes of the step,
-// which the next driver proves by writing to finish it.
+// claim's life (provisioning, association, dissociation, release), n = 0
+// being before its first, and a new one started: each step completes, with
+// no duplicate address and nothing left behind. Writes the driver makes on
+// its own (a Prober's probes, events, leases) are not counted. The kill
+// falls between two writes of the step, or before its only one: where the
+// step took n writes or fewer when the suite counted them (n < 0, the
+// first crash spec), the driver is killed after its last write but one.
+// The spec fails if the driver does not make that many, and the next driver
+// proves the step was cut short by writing to finish it.
 func crash(t *testing.T, g *WithT, s *suite, n int) {
 	ns := s.kit.Namespace(t)
 	v4, v6 := s.h.Ranges()
@@ -356,15 +360,32 @@ func crash(t *testing.T, g *WithT, s *suite, n int) {
 	}
 	killedDuring := func(step string, act func(), done func()) {
 		s.driver.Stop()
-		k := testkit.NewKiller(n)
+		after := math.MaxInt // counting
+		if n >= 0 {
+			g.Expect(s.stepWrites).To(HaveKeyWithValue(step, BeNumerically(">", 0)), "the first crash spec counted the writes of %s", step)
+			after = min(n, s.stepWrites[step]-1)
+		}
+		k := testkit.NewKiller(after)
 		k.Ignore(probes...)
-		dying := s.h.StartDriver(t, k.Config(s.cfg))
+		owner := t // a driver that counts goes on as the suite's
+		if n < 0 {
+			owner = s.t
+		}
+		dying := s.h.StartDriver(owner, k.Config(s.cfg))
 		k.Arm()
 		act()
+		if n < 0 {
+			s.driver = dying
+			done()
+			s.stepWrites[step] = len(k.Written())
+			t.Logf("%s: %d writes %v", step, len(k.Written()), k.Written())
+			g.Expect(k.Written()).NotTo(BeEmpty(), "%s: the driver writes", step)
+			return
+		}
 		select {
 		case <-k.Dead():
 		case <-time.After(timeout):
-			g.Expect(k.Written()).To(HaveLen(n), "%s: the driver makes at least %d writes", step, n)
+			g.Expect(k.Written()).To(HaveLen(after), "%s: the driver makes the %d writes it made before", step, after)
 		}
 		dying.Stop()
 		t.Logf("%s: killed after %v", step, k.Written())
@@ -374,7 +395,7 @@ func crash(t *testing.T, g *WithT, s *suite, n int) {
 		s.driver = s.h.StartDriver(s.t, next.Config(s.cfg))
 		done()
 		t.Logf("%s: the next driver wrote %v", step, next.Written())
-		g.Expect(next.Written()).NotTo(BeEmpty(), "%s: the kill after write %d fell inside the step, so the next driver wrote to finish it", step, n)
+		g.Expect(next.Written()).NotTo(BeEmpty(), "%s: the kill after write %d fell inside the step, so the next driver wrote to finish it", step, after)
 	}
 
 	var addrs []v1alpha1.ClaimedAddress

@@ -55,7 +55,7 @@ func Run(t *testing.T, cfg *rest.Config, h Harness) {
 	// Each spec removes what it made, and fails if the backend keeps
 	// anything of its classes.
 	kit := testkit.New(c).Tidy(testkit.Tidying{Within: timeout, Leftovers: h.Leftovers})
-	s := &suite{h: h, cfg: cfg, c: c, kit: kit, t: t}
+	s := &suite{h: h, cfg: cfg, c: c, kit: kit, t: t, stepWrites: map[string]int{}}
 	inprocess.Start(t, cfg, func(mgr ctrl.Manager) error {
 		return core.Setup(mgr, core.Options{ClaimConcurrency: 4, AddressConcurrency: 4, ClassConcurrency: 1})
 	})
@@ -81,6 +81,9 @@ type suite struct {
 	// t is Run's test: the driver outlives the spec that restarts it.
 	t      *testing.T
 	driver *inprocess.Manager
+	// stepWrites counts the writes of each step of a claim's life, as the
+	// first crash spec saw them.
+	stepWrites map[string]int
 }
 
 // class creates a class of the backend over ranges with policy and waits
