@@ -38,6 +38,7 @@ import (
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/importer"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
+	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/ipaddr"
 	b "github.com/cozystack/address-controller/test/builder"
@@ -56,14 +57,14 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	controlPlane(t)
 	g := NewWithT(t)
 	ctx := context.Background()
-	startBoth(t)
+	mt.StartBoth(t)
 	nsA, nsB := kit.Namespace(t), kit.Namespace(t)
 	// v4 and v6 are the class's, far lies outside every class; each run
 	// of the test has its own.
 	v4, far, v6 := freshPrefixes()
 	classRanges := []string{v4 + "0/27", v6 + "/120"}
 	legacy := "legacy-" + nsA[len(nsA)-4:]
-	legacyPool(g, legacy, []string{classRanges[0], classRanges[1], far + "0/30"}, nsA, nsB, placeholderNS)
+	legacyPool(t, g, legacy, []string{classRanges[0], classRanges[1], far + "0/30"}, nsA, nsB, placeholderNS)
 
 	// The 30 plain Services: two sharing a key, 17 IPv4, 5 IPv6, 5
 	// dual-stack, one outside every class.
@@ -81,7 +82,7 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	kit.Create(g, b.Service(nsB, "pinned-ledger", b.PinnedByHand(v4+"30")))
 	kit.Create(g, b.Service(nsA, "clusterip", b.ClusterIPOnly(), b.PinnedByHand(v4+"29")))
 	stray := "hold-stray-" + nsA[len(nsA)-4:]
-	kit.Create(g, b.Service(placeholderNS, stray, b.WithLabel(v1alpha1.LabelPlaceholder, v1alpha1.PlaceholderHold),
+	kit.Make(t, g, b.Service(placeholderNS, stray, b.WithLabel(v1alpha1.LabelPlaceholder, v1alpha1.PlaceholderHold),
 		b.PinnedByHand(v4+"28")))
 	importable := make([]string, 0, 27)
 	for i := range 17 {
@@ -117,13 +118,13 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	}
 
 	class := "public-" + nsA[len(nsA)-4:]
-	kit.Create(g, b.Class(class, v1alpha1.ProvisionerMetalLB,
+	kit.Make(t, g, b.Class(class, v1alpha1.ProvisionerMetalLB,
 		b.Parameters(fmt.Sprintf(`{"addresses": [%q, %q]}`, classRanges[0], classRanges[1]))))
 	g.Eventually(renderedReason(g, class), timeout, tick).Should(Equal("OverlapsOtherPool"))
 	// The ledger already records v4.30 for another claim.
 	recorded := ipaddr.ObjectName(mustAddr(v4 + "30"))
 	kit.Create(g, b.Claim(nsB, "other", b.OfClass(class), b.Named(recorded)))
-	kit.Create(g, b.Address(recorded, v4+"30", class, b.PreBound(nsB, "other")))
+	kit.Make(t, g, b.Address(recorded, v4+"30", class, b.PreBound(nsB, "other")))
 	g.Eventually(kit.StateOfClaim(g, nsB, "other"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 
 	allocated := serviceEvents(g, "IPAllocated")
@@ -290,11 +291,11 @@ func TestImportUndoRestores(t *testing.T) {
 	controlPlane(t)
 	g := NewWithT(t)
 	ctx := context.Background()
-	startBoth(t)
+	mt.StartBoth(t)
 	ns := kit.Namespace(t)
 	v4, _, v6 := freshPrefixes()
 	classRanges := []string{v4 + "0/28", v6 + "/124"}
-	legacyPool(g, "legacy-"+ns[len(ns)-4:], classRanges, ns)
+	legacyPool(t, g, "legacy-"+ns[len(ns)-4:], classRanges, ns)
 	kit.Create(g, b.Service(ns, "web"), b.Service(ns, "api", b.PinnedByHand(v4+"9")), b.Service(ns, "v6", b.IPv6Only()),
 		b.Service(ns, "dual", b.DualStack()), b.Service(ns, "used"))
 	names := []string{"web", "api", "v6", "dual", "used"}
@@ -304,7 +305,7 @@ func TestImportUndoRestores(t *testing.T) {
 		before[name] = kit.Service(g, ns, name)
 	}
 	class := "undo-" + ns[len(ns)-4:]
-	kit.Create(g, b.Class(class, v1alpha1.ProvisionerMetalLB,
+	kit.Make(t, g, b.Class(class, v1alpha1.ProvisionerMetalLB,
 		b.Parameters(fmt.Sprintf(`{"addresses": [%q, %q]}`, classRanges[0], classRanges[1]))))
 	g.Eventually(renderedReason(g, class), timeout, tick).Should(Equal("OverlapsOtherPool"))
 	importStart := settle(g, ns)
@@ -317,7 +318,7 @@ func TestImportUndoRestores(t *testing.T) {
 	// The command itself, with the admin's kubeconfig: the dry run.
 	var stdout, stderr bytes.Buffer
 	var flags metallb.Options
-	g.Expect(importer.Main(ctx, "metallb-iad", flags.BindImportFlags, func() driver.Backend { return metallb.ForImport(flags) }, []string{"--kubeconfig", testCluster.Kubeconfig, "--class", class, "--namespace", ns,
+	g.Expect(importer.Main(ctx, "metallb-iad", flags.BindImportFlags, func() driver.Backend { return metallb.ForImport(flags) }, []string{"--kubeconfig", mt.Cluster.Kubeconfig, "--class", class, "--namespace", ns,
 		"--placeholder-namespace", placeholderNS}, &stdout, &stderr)).To(Equal(0), stderr.String())
 	g.Expect(stdout.String()).To(ContainSubstring(fmt.Sprintf("class %s: 5 to import, 0 imported already, 0 skipped", class)))
 	g.Expect(importedClaims(g, ns)).To(BeEmpty())

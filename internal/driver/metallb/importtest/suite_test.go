@@ -28,23 +28,18 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-	"github.com/cozystack/address-controller/internal/core"
 	"github.com/cozystack/address-controller/internal/driver/importer"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
+	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/manager"
 	"github.com/cozystack/address-controller/test/cluster"
-	"github.com/cozystack/address-controller/test/inprocess"
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
@@ -61,67 +56,42 @@ func ingress(svc *corev1.Service) string {
 	return strings.Join(out, ",")
 }
 
-// The integration tests start one control plane with the real MetalLB
-// controller, the first time one asks for it; the plan's table tests need
-// none.
+// The tests share metallbtest's control plane, with the real MetalLB
+// controller, and its tidying: each test starts its own core and driver
+// (StartBoth) before it makes anything, so that they still run when the kit
+// removes what the test made; the package fails if anything is left
+// afterwards.
+func TestMain(m *testing.M) { os.Exit(mt.Main(m, mt.Options{})) }
 
 const (
-	placeholderNS = "metallb-iad-system"
+	placeholderNS = mt.PlaceholderNS
 	timeout       = 60 * time.Second
 	tick          = 100 * time.Millisecond
 )
 
 var (
-	clusterOnce sync.Once
-	clusterErr  error
-	testCluster *cluster.Cluster
-	k8s         client.WithWatch
-	kit         *testkit.Kit
+	watchOnce sync.Once
+	watchErr  error
+	// k8s is the admin's client, able to watch; kit is metallbtest's.
+	k8s client.WithWatch
+	kit *testkit.Kit
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if testCluster != nil {
-		_ = testCluster.Stop()
-	}
-	os.Exit(code)
-}
-
-// controlPlane starts the shared control plane once.
+// controlPlane hands the test the package's clients.
 func controlPlane(t *testing.T) {
 	t.Helper()
-	clusterOnce.Do(func() {
-		if testCluster, clusterErr = cluster.Start(cluster.Options{}); clusterErr != nil {
-			return
-		}
-		if k8s, clusterErr = client.NewWithWatch(testCluster.Config, client.Options{Scheme: manager.NewScheme()}); clusterErr != nil {
-			return
-		}
-		kit = testkit.New(k8s)
-		level := zapcore.ErrorLevel
-		if os.Getenv("DRIVER_TEST_VERBOSE") != "" {
-			level = zapcore.DebugLevel
-		}
-		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(level)))
-		clusterErr = k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: placeholderNS}})
+	watchOnce.Do(func() {
+		k8s, watchErr = client.NewWithWatch(mt.Cluster.Config, client.Options{Scheme: manager.NewScheme()})
+		kit = mt.Kit
 	})
-	if clusterErr != nil {
-		t.Fatal(clusterErr)
+	if watchErr != nil {
+		t.Fatal(watchErr)
 	}
 }
 
-// startBoth runs the core and the driver until the test ends.
-func startBoth(t *testing.T) {
-	inprocess.Start(t, testCluster.Config, func(mgr ctrl.Manager) error {
-		return core.Setup(mgr, core.Options{ClaimConcurrency: 4, AddressConcurrency: 4, ClassConcurrency: 1})
-	})
-	opts := metallb.Options{PlaceholderNamespace: placeholderNS, MetalLBNamespace: cluster.MetalLBNamespace}
-	opts.Driver.Concurrency = 4
-	inprocess.Start(t, testCluster.Config, func(mgr ctrl.Manager) error { return metallb.Setup(mgr, opts) }, opts.ManagerOptions)
-}
-
-// legacyPool is the admin's own pool: auto-assigned, to the namespaces given.
-func legacyPool(g Gomega, name string, addresses []string, namespaces ...string) {
+// legacyPool is the admin's own pool: auto-assigned, to the namespaces
+// given; it goes when the test ends.
+func legacyPool(t *testing.T, g Gomega, name string, addresses []string, namespaces ...string) {
 	pool := &unstructured.Unstructured{}
 	pool.SetGroupVersionKind(params.IPAddressPoolGVK)
 	pool.SetNamespace(cluster.MetalLBNamespace)
@@ -131,7 +101,7 @@ func legacyPool(g Gomega, name string, addresses []string, namespaces ...string)
 		"autoAssign":        true,
 		"serviceAllocation": map[string]any{"namespaces": toAny(namespaces)},
 	}
-	g.Expect(k8s.Create(context.Background(), pool)).To(Succeed())
+	kit.Make(t, g, pool)
 }
 
 func toAny(s []string) []any {
