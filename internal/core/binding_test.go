@@ -53,9 +53,9 @@ func emitted(g Gomega, obj client.Object, reason string) func() int {
 
 func TestStaticAddressesAreMatchedSmallestNameFirst(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner),
+	kit.Make(t, g, b.Class(class, provisioner),
 		b.Address(class+"-c", "198.18.1.3", class),
 		b.Address(class+"-a", "198.18.1.1", class),
 		b.Address(class+"-b", "198.18.1.2", class))
@@ -83,9 +83,12 @@ func TestStaticAddressesAreMatchedSmallestNameFirst(t *testing.T) {
 	}, 2*time.Second, 200*time.Millisecond).Should(Equal([]string{a.ResourceVersion, c.ResourceVersion}))
 }
 
+// TestDefaultClass is the only test that makes default classes or claims
+// without a class: a default class is the whole cluster's, so it runs in
+// parallel only as long as no other test does either.
 func TestDefaultClass(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns := kit.Namespace(t)
 	one, two := testkit.Name(t)+"-one", testkit.Name(t)+"-two"
 
@@ -98,8 +101,7 @@ func TestDefaultClass(t *testing.T) {
 		ContainSubstring("no IPAddressClass is annotated " + v1alpha1.AnnotationIsDefaultClass)))
 
 	first, second := b.Class(one, provisioner, b.Default()), b.Class(two, provisioner, b.Default())
-	kit.Create(g, first, second)
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), first); _ = k8s.Delete(context.Background(), second) })
+	kit.Make(t, g, first, second)
 	for _, c := range []client.Object{first, second} {
 		g.Eventually(func() []string { return kit.Finalizers(g, c) }, timeout, tick).Should(ContainElement(v1alpha1.FinalizerClassProtection))
 	}
@@ -119,12 +121,10 @@ func TestDefaultClass(t *testing.T) {
 	g.Eventually(kit.Gone(second), timeout, tick).Should(BeTrue())
 
 	moved := b.Class(two, provisioner, b.Default())
-	kit.Create(g, moved)
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), moved) })
+	kit.Make(t, g, moved)
 	kit.SetAnnotation(g, first, v1alpha1.AnnotationIsDefaultClass, "")
 	spare := b.Address(two+"-x", "198.18.2.1", two)
-	kit.Create(g, spare)
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), spare) })
+	kit.Make(t, g, spare)
 	g.Consistently(kit.StateOfClaim(g, ns, "two-defaults"), 2*time.Second, 100*time.Millisecond).Should(Equal(testkit.ClaimState{
 		Phase: v1alpha1.ClaimPending, Reason: v1alpha1.ReasonWaitingForProvisioning}))
 	g.Expect(kit.Claim(g, ns, "two-defaults").Status.ClassName).To(Equal(one))
@@ -132,7 +132,7 @@ func TestDefaultClass(t *testing.T) {
 
 func TestClassNotFoundUntilTheClassAppears(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
 	kit.Create(g, b.Claim(ns, "early", b.OfClass(class)))
 	g.Eventually(func() string {
@@ -145,21 +145,23 @@ func TestClassNotFoundUntilTheClassAppears(t *testing.T) {
 	g.Consistently(emitted(g, early, v1alpha1.ReasonClassNotFound), 2*time.Second, 100*time.Millisecond).Should(Equal(1),
 		"a lasting problem is reported once")
 
-	kit.Create(g, b.Address(class+"-a", "198.18.3.1", class), b.Class(class, provisioner))
+	kit.Make(t, g, b.Address(class+"-a", "198.18.3.1", class), b.Class(class, provisioner))
 	g.Eventually(kit.StateOfClaim(g, ns, "early"), timeout, tick).Should(Equal(testkit.ClaimState{
 		Phase: v1alpha1.ClaimBound, Reason: v1alpha1.ReasonBound, Addresses: []string{class + "-a"}}))
 	g.Expect(testkit.Reason(kit.Claim(g, ns, "early").Status.Conditions, v1alpha1.ConditionClassResolved)).To(Equal(v1alpha1.ReasonResolved))
 }
 
 func TestPreBinding(t *testing.T) {
-	startCore(t)
+	shareCore(t)
 
 	t.Run("accepted when class and family match", func(t *testing.T) {
+		t.Parallel()
 		g := NewWithT(t)
 		ns, class := kit.Namespace(t), testkit.Name(t)
-		kit.Create(g, b.Class(class, provisioner), b.Claim(ns, "web", b.OfClass(class)))
+		kit.Make(t, g, b.Class(class, provisioner))
+		kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
 		g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Reason", v1alpha1.ReasonWaitingForProvisioning))
-		kit.Create(g, b.Address(class+"-p", "198.18.4.1", class, b.PreBound(ns, "web")))
+		kit.Make(t, g, b.Address(class+"-p", "198.18.4.1", class, b.PreBound(ns, "web")))
 		g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(Equal(testkit.ClaimState{
 			Phase: v1alpha1.ClaimBound, Reason: v1alpha1.ReasonBound, Addresses: []string{class + "-p"}}))
 		g.Expect(kit.Address(g, class+"-p").Spec.ClaimRef.UID).To(Equal(kit.Claim(g, ns, "web").UID))
@@ -195,13 +197,14 @@ func TestPreBinding(t *testing.T) {
 	}}
 	for _, tc := range refusals {
 		t.Run("refused: "+tc.name, func(t *testing.T) {
+			t.Parallel()
 			g := NewWithT(t)
 			ns, class := kit.Namespace(t), testkit.Name(t)
-			kit.Create(g, b.Class(class, provisioner))
+			kit.Make(t, g, b.Class(class, provisioner))
 			wantAddresses := []string(nil)
 			if tc.others != nil {
 				for _, a := range tc.others(ns, class) {
-					kit.Create(g, a)
+					kit.Make(t, g, a)
 					g.Eventually(kit.StateOfAddress(g, a.Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 					wantAddresses = append(wantAddresses, a.Name)
 				}
@@ -215,7 +218,7 @@ func TestPreBinding(t *testing.T) {
 			g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", wantPhase))
 
 			a := tc.address(ns, class)
-			kit.Create(g, a)
+			kit.Make(t, g, a)
 			g.Eventually(kit.EventsAbout(g, claim, v1alpha1.EventPreBindingRefused), timeout, tick).Should(
 				ContainElement(ContainSubstring(tc.why)))
 			g.Eventually(func() string {
@@ -238,9 +241,9 @@ func TestPreBinding(t *testing.T) {
 
 func TestAddressCreatedBeforeItsClaimIsReclaimedAtOnce(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner),
+	kit.Make(t, g, b.Class(class, provisioner),
 		b.Address(class+"-retain", "198.18.5.1", class, b.PreBound(ns, "later")),
 		b.Address(class+"-delete", "198.18.5.2", class, b.PreBound(ns, "later"), b.Reclaim(v1alpha1.ReclaimDelete)))
 	g.Eventually(kit.StateOfAddress(g, class+"-retain"), timeout, tick).Should(Equal(testkit.AddressState{
@@ -258,11 +261,11 @@ func TestAddressCreatedBeforeItsClaimIsReclaimedAtOnce(t *testing.T) {
 
 func TestDeletingAClaimReclaimsByPolicy(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner))
-	claimThenPreBind(g, b.Claim(ns, "keep", b.OfClass(class)), b.Address(class+"-retain", "198.18.6.1", class))
-	claimThenPreBind(g, b.Claim(ns, "drop", b.OfClass(class)), b.Address(class+"-delete", "198.18.6.2", class, b.Reclaim(v1alpha1.ReclaimDelete)))
+	kit.Make(t, g, b.Class(class, provisioner))
+	claimThenPreBind(t, g, b.Claim(ns, "keep", b.OfClass(class)), b.Address(class+"-retain", "198.18.6.1", class))
+	claimThenPreBind(t, g, b.Claim(ns, "drop", b.OfClass(class)), b.Address(class+"-delete", "198.18.6.2", class, b.Reclaim(v1alpha1.ReclaimDelete)))
 	g.Eventually(kit.StateOfClaim(g, ns, "keep"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	g.Eventually(kit.StateOfClaim(g, ns, "drop"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	keep, drop := kit.Claim(g, ns, "keep"), kit.Claim(g, ns, "drop")
@@ -283,13 +286,13 @@ func TestDeletingAClaimReclaimsByPolicy(t *testing.T) {
 // made at once one of them is refused.
 func TestADeletedAddressGoesAfterItsDriversTeardown(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner))
-	a := b.Address(class+"-a", "198.18.7.1", class, b.Reclaim(v1alpha1.ReclaimDelete))
+	kit.Make(t, g, b.Class(class, provisioner))
+	a := b.Address(class+"-a", "198.18.18.1", class, b.Reclaim(v1alpha1.ReclaimDelete))
 	teardown := v1alpha1.DriverTeardownFinalizer(provisioner)
 	a.Finalizers = []string{teardown}
-	claimThenPreBind(g, b.Claim(ns, "web", b.OfClass(class)), a)
+	claimThenPreBind(t, g, b.Claim(ns, "web", b.OfClass(class)), a)
 	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 
 	g.Expect(k8s.Delete(context.Background(), kit.Claim(g, ns, "web"))).To(Succeed())

@@ -32,10 +32,18 @@ import (
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
-// labelledNamespace creates a namespace of its own name with labels.
-func labelledNamespace(t *testing.T, g Gomega, name string, labels map[string]string) string {
+// labelledNamespace makes a namespace for t, removed when t ends, and labels
+// it.
+func labelledNamespace(t *testing.T, g Gomega, labels map[string]string) string {
 	t.Helper()
-	kit.Create(g, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})
+	name := kit.Namespace(t)
+	ns := &corev1.Namespace{}
+	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: name}, ns)).To(Succeed())
+	orig := ns.DeepCopy()
+	for k, v := range labels {
+		metav1.SetMetaDataLabel(&ns.ObjectMeta, k, v)
+	}
+	g.Expect(k8s.Patch(context.Background(), ns, client.MergeFrom(orig))).To(Succeed())
 	return name
 }
 
@@ -69,11 +77,11 @@ func patchClass(g Gomega, name string, mutate func(*v1alpha1.IPAddressClass)) {
 
 func TestNamespaceSelector(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	class := testkit.Name(t)
-	public := labelledNamespace(t, g, class+"-pub", map[string]string{"tier": "public"})
-	internal := labelledNamespace(t, g, class+"-int", map[string]string{"tier": "internal"})
-	kit.Create(g, b.Class(class, provisioner, b.NamespaceSelector(map[string]string{"tier": "public"})),
+	public := labelledNamespace(t, g, map[string]string{"tier": "public"})
+	internal := labelledNamespace(t, g, map[string]string{"tier": "internal"})
+	kit.Make(t, g, b.Class(class, provisioner, b.NamespaceSelector(map[string]string{"tier": "public"})),
 		b.Address(class+"-a", "198.18.180.1", class), b.Address(class+"-b", "198.18.180.2", class),
 		b.Address(class+"-c", "198.18.180.3", class))
 	g.Eventually(kit.StateOfAddress(g, class+"-a"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
@@ -108,7 +116,7 @@ func TestNamespaceSelector(t *testing.T) {
 	g.Expect(kit.Claim(g, internal, "web").Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationProvisioner, provisioner))
 
 	// A stricter selector takes nothing away; a wider one admits waiting claims.
-	other := labelledNamespace(t, g, class+"-oth", map[string]string{"tier": "other"})
+	other := labelledNamespace(t, g, map[string]string{"tier": "other"})
 	patchClass(g, class, func(c *v1alpha1.IPAddressClass) {
 		c.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "none"}}
 	})
@@ -126,9 +134,9 @@ func TestNamespaceSelector(t *testing.T) {
 
 func TestLimitCountsAddressesAndWaitsForARelease(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner, b.PerNamespace(2), b.ClassReclaim(v1alpha1.ReclaimRetain)),
+	kit.Make(t, g, b.Class(class, provisioner, b.PerNamespace(2), b.ClassReclaim(v1alpha1.ReclaimRetain)),
 		b.Address(class+"-4a", "198.18.181.1", class), b.Address(class+"-4b", "198.18.181.2", class),
 		b.Address(class+"-4c", "198.18.181.3", class), b.Address(class+"-6a", "2001:db8:181::1", class))
 	g.Eventually(kit.StateOfAddress(g, class+"-6a"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
@@ -170,21 +178,21 @@ func TestLimitCountsAddressesAndWaitsForARelease(t *testing.T) {
 
 func TestConcurrentClaimsCannotBothPassALimitOfOne(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	class := testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner, b.PerNamespace(1)))
+	kit.Make(t, g, b.Class(class, provisioner, b.PerNamespace(1)))
 	const namespaces, claims = 3, 8
 	addrs := make([]client.Object, 0, namespaces*claims)
 	for i := range namespaces * claims {
 		addrs = append(addrs, b.Address(fmt.Sprintf("%s-%02d", class, i), fmt.Sprintf("198.18.182.%d", i+1), class))
 	}
-	kit.Create(g, addrs...)
+	kit.Make(t, g, addrs...)
 	g.Eventually(kit.StateOfAddress(g, addrs[len(addrs)-1].GetName()), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 
 	all := make([]client.Object, 0, namespaces*claims)
 	nss := make([]string, 0, namespaces)
-	for n := range namespaces {
-		ns := labelledNamespace(t, g, fmt.Sprintf("%s-%d", class, n), nil)
+	for range namespaces {
+		ns := kit.Namespace(t)
 		nss = append(nss, ns)
 		for i := range claims {
 			all = append(all, b.Claim(ns, fmt.Sprintf("c%d", i), b.OfClass(class)))
@@ -227,11 +235,11 @@ func TestConcurrentClaimsCannotBothPassALimitOfOne(t *testing.T) {
 
 func TestLoweredLimitKeepsBoundClaimsAndReportsTheNamespace(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner))
+	kit.Make(t, g, b.Class(class, provisioner))
 	for i := range 4 {
-		kit.Create(g, b.Address(fmt.Sprintf("%s-%d", class, i), fmt.Sprintf("198.18.183.%d", i+1), class))
+		kit.Make(t, g, b.Address(fmt.Sprintf("%s-%d", class, i), fmt.Sprintf("198.18.183.%d", i+1), class))
 	}
 	for _, c := range []string{"a", "b", "c"} {
 		kit.Create(g, b.Claim(ns, c, b.OfClass(class)))
@@ -272,10 +280,13 @@ func TestLoweredLimitKeepsBoundClaimsAndReportsTheNamespace(t *testing.T) {
 	g.Eventually(withinLimits, timeout, tick).Should(BeNil())
 }
 
+// TestAClaimThatFindsItsEntryAfterACrashIsAdmitted lays out its claim and
+// ledger before any core sees them, so it runs serially and starts a core of
+// its own once they are there (a running core would admit the claim first).
 func TestAClaimThatFindsItsEntryAfterACrashIsAdmitted(t *testing.T) {
 	g := NewWithT(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner, b.PerNamespace(1)), b.Address(class+"-a", "198.18.184.1", class))
+	kit.Make(t, g, b.Class(class, provisioner, b.PerNamespace(1)), b.Address(class+"-a", "198.18.184.1", class))
 	// The ledger entry is written before the claim exists: as if a pass
 	// admitted it and stopped before stamping. A stale entry of a deleted
 	// earlier claim of another name fills the ledger as well.
@@ -298,10 +309,10 @@ func TestAClaimThatFindsItsEntryAfterACrashIsAdmitted(t *testing.T) {
 
 func TestMalformedSelectorRefusesEveryClaimAndSaysSoOnTheClass(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
 	bad := b.Class(class, provisioner, b.NamespaceSelector(map[string]string{"not a key": "x"}))
-	kit.Create(g, bad, b.Address(class+"-a", "198.18.185.1", class))
+	kit.Make(t, g, bad, b.Address(class+"-a", "198.18.185.1", class))
 	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
 	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(Equal(refused(v1alpha1.ReasonClassNotAllowed)))
 	g.Expect(meta.FindStatusCondition(kit.Claim(g, ns, "web").Status.Conditions, v1alpha1.ConditionBound).Message).To(

@@ -34,22 +34,25 @@ import (
 
 // releaseAddress binds a fresh address of class to a claim and deletes the
 // claim, leaving the address Released.
-func releaseAddress(g Gomega, ns, class, name, ip string) {
-	claimThenPreBind(g, b.Claim(ns, name, b.OfClass(class)), b.Address(name, ip, class))
+func releaseAddress(t *testing.T, g Gomega, ns, class, name, ip string) {
+	claimThenPreBind(t, g, b.Claim(ns, name, b.OfClass(class)), b.Address(name, ip, class))
 	g.Eventually(kit.StateOfClaim(g, ns, name), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	g.Expect(k8s.Delete(context.Background(), b.Claim(ns, name))).To(Succeed())
 	g.Eventually(kit.StateOfAddress(g, name), timeout, tick).Should(Equal(testkit.AddressState{
 		Phase: v1alpha1.AddressReleased, Reason: v1alpha1.ReasonReleased, Claim: ns + "/" + name}))
 }
 
+// TestReleaseDelay moves its core's clock, so it runs serially on a core of
+// its own, and so do its subtests: a jump of hours would also expire the
+// first one's two-second delay, which then would no longer be waited for.
 func TestReleaseDelay(t *testing.T) {
 	clk, _ := startCore(t)
 
 	t.Run("a Released address returns to Available after the delay", func(t *testing.T) {
 		g := NewWithT(t)
 		ns, class := kit.Namespace(t), testkit.Name(t)
-		kit.Create(g, b.Class(class, provisioner, b.ReleaseDelay(2*time.Second)))
-		releaseAddress(g, ns, class, class+"-a", "198.18.7.1")
+		kit.Make(t, g, b.Class(class, provisioner, b.ReleaseDelay(2*time.Second)))
+		releaseAddress(t, g, ns, class, class+"-a", "198.18.7.1")
 		released := kit.Address(g, class+"-a").Status.LastPhaseTransitionTime.Time
 		g.Eventually(kit.StateOfAddress(g, class+"-a"), timeout, tick).Should(Equal(testkit.AddressState{
 			Phase: v1alpha1.AddressAvailable, Reason: v1alpha1.ReasonAvailable}))
@@ -60,8 +63,8 @@ func TestReleaseDelay(t *testing.T) {
 	t.Run("held pauses the return; removing held after the delay returns it on the next pass", func(t *testing.T) {
 		g := NewWithT(t)
 		ns, class := kit.Namespace(t), testkit.Name(t)
-		kit.Create(g, b.Class(class, provisioner, b.ReleaseDelay(time.Hour)))
-		releaseAddress(g, ns, class, class+"-a", "198.18.7.2")
+		kit.Make(t, g, b.Class(class, provisioner, b.ReleaseDelay(time.Hour)))
+		releaseAddress(t, g, ns, class, class+"-a", "198.18.7.2")
 		a := kit.Address(g, class+"-a")
 		kit.SetAnnotation(g, a, v1alpha1.AnnotationHeld, "true")
 
@@ -77,8 +80,8 @@ func TestReleaseDelay(t *testing.T) {
 	t.Run("without a delay a Released address stays Released", func(t *testing.T) {
 		g := NewWithT(t)
 		ns, class := kit.Namespace(t), testkit.Name(t)
-		kit.Create(g, b.Class(class, provisioner))
-		releaseAddress(g, ns, class, class+"-a", "198.18.7.3")
+		kit.Make(t, g, b.Class(class, provisioner))
+		releaseAddress(t, g, ns, class, class+"-a", "198.18.7.3")
 		clk.advance(24 * time.Hour)
 		kit.SetAnnotation(g, kit.Address(g, class+"-a"), "test/nudge", "1")
 		g.Consistently(kit.StateOfAddress(g, class+"-a"), 2*time.Second, 100*time.Millisecond).Should(Equal(testkit.AddressState{
@@ -88,10 +91,10 @@ func TestReleaseDelay(t *testing.T) {
 
 func TestClearingClaimRefRecyclesAReleasedAddress(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner))
-	releaseAddress(g, ns, class, class+"-a", "198.18.8.1")
+	kit.Make(t, g, b.Class(class, provisioner))
+	releaseAddress(t, g, ns, class, class+"-a", "198.18.8.1")
 
 	a := kit.Address(g, class+"-a")
 	g.Expect(k8s.Patch(context.Background(), a, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"claimRef":null}}`)))).To(Succeed())
@@ -103,10 +106,10 @@ func TestClearingClaimRefRecyclesAReleasedAddress(t *testing.T) {
 
 func TestLostAddressComesBack(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner))
-	claimThenPreBind(g, b.Claim(ns, "web", b.OfClass(class)), b.Address(class+"-a", "198.18.9.1", class))
+	kit.Make(t, g, b.Class(class, provisioner))
+	claimThenPreBind(t, g, b.Claim(ns, "web", b.OfClass(class)), b.Address(class+"-a", "198.18.9.1", class))
 	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	uid := kit.Claim(g, ns, "web").UID
 
@@ -117,24 +120,24 @@ func TestLostAddressComesBack(t *testing.T) {
 	g.Expect(k8s.Patch(context.Background(), a, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
 	g.Eventually(kit.Gone(a), timeout, tick).Should(BeTrue())
 	// Another Available address exists: a Lost claim must not take it.
-	kit.Create(g, b.Address(class+"-spare", "198.18.9.2", class))
+	kit.Make(t, g, b.Address(class+"-spare", "198.18.9.2", class))
 	g.Eventually(kit.StateOfAddress(g, class+"-spare"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(Equal(testkit.ClaimState{Phase: v1alpha1.ClaimLost, Reason: v1alpha1.ReasonAddressLost}))
 	g.Eventually(kit.EventsAbout(g, kit.Claim(g, ns, "web"), v1alpha1.EventClaimLost), timeout, tick).Should(ConsistOf(
 		ContainSubstring("the bound IPv4 address is gone")))
 	g.Consistently(kit.StateOfAddress(g, class+"-spare"), 2*time.Second, 100*time.Millisecond).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 
-	kit.Create(g, b.Address(class+"-a", "198.18.9.1", class, b.BoundTo(ns, "web", uid)))
+	kit.Make(t, g, b.Address(class+"-a", "198.18.9.1", class, b.BoundTo(ns, "web", uid)))
 	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(Equal(testkit.ClaimState{
 		Phase: v1alpha1.ClaimBound, Reason: v1alpha1.ReasonBound, Addresses: []string{class + "-a"}}))
 }
 
 func TestRecreatedClaimNeverAdoptsTheOldAddress(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner))
-	claimThenPreBind(g, b.Claim(ns, "web", b.OfClass(class)), b.Address(class+"-a", "198.18.10.1", class))
+	kit.Make(t, g, b.Class(class, provisioner))
+	claimThenPreBind(t, g, b.Claim(ns, "web", b.OfClass(class)), b.Address(class+"-a", "198.18.10.1", class))
 	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	old := kit.Claim(g, ns, "web")
 	g.Expect(k8s.Delete(context.Background(), old)).To(Succeed())
@@ -152,9 +155,9 @@ func TestRecreatedClaimNeverAdoptsTheOldAddress(t *testing.T) {
 
 func TestDualBindsOneAddressOfEachFamily(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner),
+	kit.Make(t, g, b.Class(class, provisioner),
 		b.Address(class+"-4", "198.18.11.1", class), b.Address(class+"-6", "2001:db8:11::1", class),
 		b.Address(class+"-6b", "2001:db8:11::2", class))
 	g.Eventually(kit.StateOfAddress(g, class+"-6b"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
@@ -168,14 +171,14 @@ func TestDualBindsOneAddressOfEachFamily(t *testing.T) {
 
 func TestDeletingAClassWaitsForItsAddresses(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
 	c := b.Class(class, provisioner)
-	kit.Create(g, c)
-	claimThenPreBind(g, b.Claim(ns, "bound", b.OfClass(class)), b.Address(class+"-bound", "198.18.12.1", class))
+	kit.Make(t, g, c)
+	claimThenPreBind(t, g, b.Claim(ns, "bound", b.OfClass(class)), b.Address(class+"-bound", "198.18.12.1", class))
 	g.Eventually(kit.StateOfClaim(g, ns, "bound"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
-	releaseAddress(g, ns, class, class+"-released", "198.18.12.2")
-	kit.Create(g, b.Address(class+"-free", "198.18.12.3", class))
+	releaseAddress(t, g, ns, class, class+"-released", "198.18.12.2")
+	kit.Make(t, g, b.Address(class+"-free", "198.18.12.3", class))
 	g.Eventually(kit.StateOfAddress(g, class+"-free"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 
 	g.Expect(k8s.Delete(context.Background(), c)).To(Succeed())
@@ -202,9 +205,9 @@ func TestDeletingAClassWaitsForItsAddresses(t *testing.T) {
 
 func TestAddressNameWaitsForTheNamedAddress(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner), b.Address(class+"-other", "198.18.13.9", class))
+	kit.Make(t, g, b.Class(class, provisioner), b.Address(class+"-other", "198.18.13.9", class))
 	kit.Create(g, b.Claim(ns, "named", b.OfClass(class), b.Named(class+"-wanted")))
 	g.Eventually(func() string {
 		c := kit.Claim(g, ns, "named")
@@ -215,7 +218,7 @@ func TestAddressNameWaitsForTheNamedAddress(t *testing.T) {
 	unbound := testkit.AddressState{Phase: v1alpha1.AddressAvailable, Reason: v1alpha1.ReasonAvailable}
 	g.Eventually(kit.StateOfAddress(g, class+"-other"), timeout, tick).Should(Equal(unbound))
 
-	kit.Create(g, b.Address(class+"-wanted", "198.18.13.1", class))
+	kit.Make(t, g, b.Address(class+"-wanted", "198.18.13.1", class))
 	g.Eventually(kit.StateOfClaim(g, ns, "named"), timeout, tick).Should(Equal(testkit.ClaimState{
 		Phase: v1alpha1.ClaimBound, Reason: v1alpha1.ReasonBound, Addresses: []string{class + "-wanted"}}))
 	g.Expect(kit.StateOfAddress(g, class+"-other")()).To(Equal(unbound))
@@ -223,12 +226,12 @@ func TestAddressNameWaitsForTheNamedAddress(t *testing.T) {
 
 func TestDuplicateAddressIsNeverMatched(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner), b.Address(class+"-z-original", "198.18.14.1", class))
+	kit.Make(t, g, b.Class(class, provisioner), b.Address(class+"-z-original", "198.18.14.1", class))
 	g.Eventually(kit.StateOfAddress(g, class+"-z-original"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 	time.Sleep(1100 * time.Millisecond) // creation timestamps have second precision
-	kit.Create(g, b.Address(class+"-a-copy", "198.18.14.1", class))
+	kit.Make(t, g, b.Address(class+"-a-copy", "198.18.14.1", class))
 	g.Eventually(func() string {
 		a := kit.Address(g, class+"-a-copy")
 		return testkit.Reason(a.Status.Conditions, v1alpha1.ConditionBound) + ": " + fmt.Sprint(a.Status.Conditions)
@@ -246,12 +249,15 @@ func TestDuplicateAddressIsNeverMatched(t *testing.T) {
 }
 
 func TestRacingClaims(t *testing.T) {
-	startCore(t)
+	shareCore(t)
 
+	// The subtests run one after the other in the parent's turn: made
+	// parallel, they would queue behind every other test of the package, and
+	// the 200 claims, its longest test, would start last and run alone.
 	t.Run("two claims for one address: exactly one wins", func(t *testing.T) {
 		g := NewWithT(t)
 		ns, class := kit.Namespace(t), testkit.Name(t)
-		kit.Create(g, b.Class(class, provisioner), b.Address(class+"-only", "198.18.15.1", class))
+		kit.Make(t, g, b.Class(class, provisioner), b.Address(class+"-only", "198.18.15.1", class))
 		g.Eventually(kit.StateOfAddress(g, class+"-only"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 		kit.CreateConcurrently(g, b.Claim(ns, "one", b.OfClass(class)), b.Claim(ns, "two", b.OfClass(class)))
 		g.Eventually(func() []v1alpha1.IPAddressClaimPhase {
@@ -266,11 +272,12 @@ func TestRacingClaims(t *testing.T) {
 		g := NewWithT(t)
 		ns, class := kit.Namespace(t), testkit.Name(t)
 		const n = 200
-		kit.Create(g, b.Class(class, provisioner))
+		kit.Make(t, g, b.Class(class, provisioner))
 		objs := make([]client.Object, 0, n)
 		for i := range n {
 			objs = append(objs, b.Address(fmt.Sprintf("%s-%03d", class, i), fmt.Sprintf("198.19.%d.%d", i/250, i%250+1), class))
 		}
+		kit.Own(t, objs...)
 		kit.CreateConcurrently(g, objs...)
 		g.Eventually(func() int { return countAddresses(g, class, v1alpha1.AddressAvailable) }, timeout, tick).Should(Equal(n))
 		objs = make([]client.Object, 0, n)
@@ -324,15 +331,17 @@ func countAddresses(g Gomega, class string, phase v1alpha1.IPAddressPhase) int {
 
 // TestFinalizerClearingCommands runs the seed's commands for clearing
 // finalizers, verbatim, with the pinned kubectl while the core is stopped.
+// It stays serial, on a core of its own: it stops the core, and the commands
+// strip the finalizers of every claim, address and class in the cluster.
 func TestFinalizerClearingCommands(t *testing.T) {
 	g := NewWithT(t)
 	_, stop := startCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
 	c := b.Class(class, provisioner)
-	kit.Create(g, c)
-	claimThenPreBind(g, b.Claim(ns, "web", b.OfClass(class)), b.Address(class+"-a", "198.18.16.1", class))
+	kit.Make(t, g, c)
+	claimThenPreBind(t, g, b.Claim(ns, "web", b.OfClass(class)), b.Address(class+"-a", "198.18.16.1", class))
 	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
-	kit.Create(g, b.Address(class+"-free", "198.18.16.2", class))
+	kit.Make(t, g, b.Address(class+"-free", "198.18.16.2", class))
 	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	g.Eventually(kit.StateOfAddress(g, class+"-free"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
 	g.Eventually(func() []string { return kit.Finalizers(g, c) }, timeout, tick).Should(ContainElement(v1alpha1.FinalizerClassProtection))

@@ -62,10 +62,10 @@ func hasLabels(m *dto.Metric, want map[string]string) bool {
 
 func TestMetrics(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
 	bindsBefore := metricValue(g, "address_controller_claim_bind_duration_seconds", nil)
-	kit.Create(g, b.Class(class, provisioner), b.Address(class+"-a", "198.18.17.1", class), b.Address(class+"-b", "198.18.17.2", class))
+	kit.Make(t, g, b.Class(class, provisioner), b.Address(class+"-a", "198.18.17.1", class), b.Address(class+"-b", "198.18.17.2", class))
 	g.Eventually(func() float64 {
 		return metricValue(g, "address_controller_ipaddresses", map[string]string{"class": class, "phase": "Available"})
 	}, timeout, tick).Should(Equal(2.0))
@@ -100,10 +100,10 @@ func seriesOfClass(g Gomega, class string) []string {
 
 func TestMetricsOfADeletedClassAreDeleted(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	class := testkit.Name(t)
 	addr := b.Address(class+"-a", "198.18.17.9", class)
-	kit.Create(g, b.Class(class, provisioner), addr)
+	kit.Make(t, g, b.Class(class, provisioner), addr)
 	g.Eventually(func() []string { return seriesOfClass(g, class) }, timeout, tick).
 		Should(ContainElement("address_controller_ipaddresses"))
 
@@ -118,11 +118,14 @@ func TestMetricsOfADeletedClassAreDeleted(t *testing.T) {
 	g.Eventually(func() []string { return seriesOfClass(g, class) }, timeout, tick).Should(BeEmpty())
 }
 
+// TestMetricsReportTheOldestUnboundClaim moves its core's clock, so it runs
+// serially on a core of its own.
 func TestMetricsReportTheOldestUnboundClaim(t *testing.T) {
 	g := NewWithT(t)
 	clk, _ := startCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner), b.Claim(ns, "waits", b.OfClass(class)))
+	kit.Make(t, g, b.Class(class, provisioner))
+	kit.Create(g, b.Claim(ns, "waits", b.OfClass(class)))
 	g.Eventually(kit.StateOfClaim(g, ns, "waits"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimPending))
 	clk.advance(2 * time.Hour)
 	g.Eventually(func() float64 {

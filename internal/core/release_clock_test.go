@@ -46,14 +46,15 @@ func driverSetsPhase(g Gomega, name string, phase v1alpha1.IPAddressPhase, confl
 }
 
 // TestAConflictDoesNotRestartTheReleaseDelay: a Released address goes into
-// Conflict and back; the releaseDelay still counts from its release.
+// Conflict and back; the releaseDelay still counts from its release. It
+// moves its core's clock, so it runs serially on a core of its own.
 func TestAConflictDoesNotRestartTheReleaseDelay(t *testing.T) {
 	g := NewWithT(t)
 	clk, _ := startCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
 	name := class + "-a"
-	kit.Create(g, b.Class(class, provisioner, b.ReleaseDelay(time.Hour)))
-	releaseAddress(g, ns, class, name, "198.18.41.1")
+	kit.Make(t, g, b.Class(class, provisioner, b.ReleaseDelay(time.Hour)))
+	releaseAddress(t, g, ns, class, name, "198.18.41.1")
 
 	clk.advance(50 * time.Minute)
 	driverSetsPhase(g, name, v1alpha1.AddressConflict, metav1.ConditionTrue, clk.Now())

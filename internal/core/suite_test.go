@@ -17,14 +17,22 @@ limitations under the License.
 package core_test
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -48,10 +56,19 @@ var (
 	kit         *testkit.Kit
 )
 
+// TestMain runs the tests against one control plane. Every test removes what
+// it made (the kit tidies: namespaces through kube-controller-manager's
+// namespace controller, classes and addresses through the core), and the
+// package fails if anything is left once they all ran.
+//
+// kube-controller-manager runs for its namespace controller. No test
+// depends on its absence: its garbage collector has nothing to collect here
+// (neither the core nor the tests set owner references), and no test deletes
+// a namespace of its own accord.
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
 		var err error
-		testCluster, err = cluster.Start(cluster.Options{WithoutMetalLB: true, WithoutControllerManager: true})
+		testCluster, err = cluster.Start(cluster.Options{WithoutMetalLB: true})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -61,10 +78,147 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		kit = testkit.New(k8s)
+		kit = testkit.New(k8s).Tidy(testkit.Tidying{Within: tidyTimeout, Prepare: prepareTidying})
 		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
-		return m.Run()
+		before, err := inventory()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if code := m.Run(); code != 0 {
+			return code
+		}
+		return leftBehind(before)
 	}())
+}
+
+// inventory lists what a test can leave behind, as "kind name" (or "kind
+// namespace/name"): namespaces, classes, addresses, and the claims and usage
+// ledgers in any namespace.
+func inventory() (map[string]bool, error) {
+	out := map[string]bool{}
+	lists := []struct {
+		kind string
+		list client.ObjectList
+	}{
+		{"Namespace", &corev1.NamespaceList{}},
+		{"IPAddressClass", &v1alpha1.IPAddressClassList{}},
+		{"IPAddress", &v1alpha1.IPAddressList{}},
+		{"IPAddressClaim", &v1alpha1.IPAddressClaimList{}},
+		{"IPAddressClassUsage", &v1alpha1.IPAddressClassUsageList{}},
+	}
+	for _, l := range lists {
+		if err := k8s.List(context.Background(), l.list); err != nil {
+			return nil, err
+		}
+		err := meta.EachListItem(l.list, func(o runtime.Object) error {
+			name := o.(client.Object).GetName()
+			if ns := o.(client.Object).GetNamespace(); ns != "" {
+				name = ns + "/" + name
+			}
+			out[l.kind+" "+name] = true
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// leftBehind fails the package if anything is there, once what the tests
+// deleted had tidyTimeout to go, that was not before they ran: a test that
+// leaks makes every later one pay for it (the finalizer-clearing commands
+// patch every object in the cluster, one kubectl call each).
+func leftBehind(before map[string]bool) int {
+	var left []string
+	var last error
+	_ = wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, tidyTimeout, true, func(context.Context) (bool, error) {
+		after, err := inventory()
+		if last = err; err != nil {
+			return false, nil
+		}
+		left = left[:0]
+		for o := range after {
+			if !before[o] {
+				left = append(left, o)
+			}
+		}
+		return len(left) == 0, nil
+	})
+	if last != nil {
+		fmt.Fprintln(os.Stderr, last)
+		return 1
+	}
+	if len(left) == 0 {
+		return 0
+	}
+	slices.Sort(left)
+	fmt.Fprintf(os.Stderr, "FAIL: the tests left %d objects behind:\n  %s\n", len(left), strings.Join(left, "\n  "))
+	return 1
+}
+
+// cores keeps at most one core running: two cores would both reconcile
+// every object of the cluster, as replicas without leader election, and a
+// test's shifted clock would decide only some of its objects' passes.
+//
+// Tests that need nothing special share one core and run in parallel
+// (shareCore). Tests that shift their core's clock, stop it, or prepare
+// objects before any core sees them start a core of their own (startCore)
+// and stay serial: Go runs every serial test of the package before the
+// parallel ones, so the two kinds never overlap, and the shared core runs
+// only while a test uses it.
+var cores struct {
+	sync.Mutex
+	// own is the core the running serial test started, if any.
+	own *inprocess.Manager
+	// shared is the parallel tests' core, and users how many tests run on
+	// it now.
+	shared *inprocess.Manager
+	users  int
+}
+
+func setupCore(clk *shiftClock) func(ctrl.Manager) error {
+	return func(mgr ctrl.Manager) error {
+		opts := core.Options{ClaimConcurrency: 4, AddressConcurrency: 4, ClassConcurrency: 1}
+		if clk != nil {
+			opts.Clock = clk
+		}
+		return core.Setup(mgr, opts)
+	}
+}
+
+// shareCore runs t in parallel with the other tests that share the
+// package's core, on that core (started if t is the first to need it).
+func shareCore(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+	cores.Lock()
+	defer cores.Unlock()
+	if cores.own != nil && cores.own.Running() {
+		t.Fatal("a serial test's own core is running: a test that starts its core must not call t.Parallel")
+	}
+	if cores.users == 0 {
+		m, err := inprocess.Run(testCluster.Config, setupCore(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cores.shared = m
+	}
+	cores.users++
+	// Registered before anything the test makes, so it runs after the kit
+	// has tidied up (cleanups run last first): the core lets go of the
+	// test's objects.
+	t.Cleanup(func() {
+		cores.Lock()
+		defer cores.Unlock()
+		if cores.users--; cores.users == 0 {
+			cores.shared.Stop()
+			if err := cores.shared.Err(); err != nil {
+				t.Errorf("the shared core: %v", err)
+			}
+		}
+	})
 }
 
 // shiftClock is the real clock moved forward by an offset a test controls,
@@ -75,20 +229,41 @@ func (c *shiftClock) Now() time.Time                  { return time.Now().Add(ti
 func (c *shiftClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 func (c *shiftClock) advance(d time.Duration)         { c.offset.Add(int64(d)) }
 
-// startCore runs the core in this process until the test ends, and returns
-// the clock it runs on and a function that stops it early.
+// startCore runs a core of the test's own in this process until the test
+// ends, and returns the clock it runs on and a function that stops it early.
+// The test must stay serial (see cores).
 func startCore(t *testing.T) (*shiftClock, func()) {
 	t.Helper()
+	cores.Lock()
+	defer cores.Unlock()
+	if cores.users > 0 {
+		t.Fatal("tests sharing the core are running: a test that starts its own must not call t.Parallel")
+	}
 	clk := &shiftClock{}
-	m := inprocess.Start(t, testCluster.Config, func(mgr ctrl.Manager) error {
-		return core.Setup(mgr, core.Options{ClaimConcurrency: 4, AddressConcurrency: 4, ClassConcurrency: 1, Clock: clk})
-	})
-	return clk, m.Stop
+	cores.own = inprocess.Start(t, testCluster.Config, setupCore(clk))
+	return clk, cores.own.Stop
+}
+
+// prepareTidying makes sure a core runs while the kit removes a test's
+// objects (it drops their finalizers): the test's own or the shared one, or,
+// for a test that stopped its core or started it after its first namespace,
+// one started for the cleanup.
+func prepareTidying(t *testing.T) {
+	cores.Lock()
+	running := cores.users > 0 || (cores.own != nil && cores.own.Running())
+	cores.Unlock()
+	if !running {
+		startCore(t)
+	}
 }
 
 const (
 	timeout = 20 * time.Second
 	tick    = 50 * time.Millisecond
+	// tidyTimeout bounds the wait for each kind of a test's objects to go
+	// when it ends, and for the package's to go after its last test:
+	// kube-controller-manager takes seconds over each namespace.
+	tidyTimeout = time.Minute
 )
 
 // zapLevel logs errors only, unless CORE_TEST_VERBOSE is set.
@@ -100,13 +275,14 @@ func zapLevel() zapcore.Level {
 }
 
 // claimThenPreBind creates a claim, waits until the core has seen it, then
-// creates addresses pre-bound to it: the order the operating procedures
-// prescribe (an address whose claim does not exist yet is reclaimed at once).
-func claimThenPreBind(g Gomega, claim *v1alpha1.IPAddressClaim, addrs ...*v1alpha1.IPAddress) {
+// creates addresses pre-bound to it, owned by t: the order the operating
+// procedures prescribe (an address whose claim does not exist yet is
+// reclaimed at once).
+func claimThenPreBind(t *testing.T, g Gomega, claim *v1alpha1.IPAddressClaim, addrs ...*v1alpha1.IPAddress) {
 	kit.Create(g, claim)
 	g.Eventually(func() []string { return kit.Finalizers(g, claim) }, timeout, tick).Should(ContainElement(v1alpha1.FinalizerClaimProtection))
 	for _, a := range addrs {
 		b.PreBound(claim.Namespace, claim.Name)(a)
-		kit.Create(g, a)
+		kit.Make(t, g, a)
 	}
 }

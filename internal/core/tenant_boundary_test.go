@@ -75,11 +75,11 @@ func forgeries(g Gomega, claim client.Object) func() int {
 
 func TestAForgedStampAdmitsNothing(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	class := testkit.Name(t)
-	outside := labelledNamespace(t, g, class+"-out", map[string]string{"tier": "internal"})
-	full := labelledNamespace(t, g, class+"-full", map[string]string{"tier": "public"})
-	kit.Create(g, b.Class(class, provisioner, b.NamespaceSelector(map[string]string{"tier": "public"}), b.PerNamespace(1)),
+	outside := labelledNamespace(t, g, map[string]string{"tier": "internal"})
+	full := labelledNamespace(t, g, map[string]string{"tier": "public"})
+	kit.Make(t, g, b.Class(class, provisioner, b.NamespaceSelector(map[string]string{"tier": "public"}), b.PerNamespace(1)),
 		b.Address(class+"-a", "198.18.186.1", class), b.Address(class+"-b", "198.18.186.2", class),
 		b.Address(class+"-c", "198.18.186.3", class))
 	g.Eventually(kit.StateOfAddress(g, class+"-c"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
@@ -112,13 +112,13 @@ func TestAForgedStampAdmitsNothing(t *testing.T) {
 
 func TestRetargetingReadmitsAndReleasesTheOldLedger(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	name := testkit.Name(t)
 	open, closed := name+"-open", name+"-closed"
-	ns := labelledNamespace(t, g, name, map[string]string{"tier": "internal"})
+	ns := labelledNamespace(t, g, map[string]string{"tier": "internal"})
 	// The open class has no address, so its claim waits for a driver that
 	// never comes; its limit keeps a ledger.
-	kit.Create(g, b.Class(open, provisioner, b.PerNamespace(5)),
+	kit.Make(t, g, b.Class(open, provisioner, b.PerNamespace(5)),
 		b.Class(closed, provisioner, b.NamespaceSelector(map[string]string{"tier": "public"})),
 		b.Address(closed+"-a", "198.18.187.1", closed))
 	g.Eventually(kit.StateOfAddress(g, closed+"-a"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
@@ -150,11 +150,11 @@ func TestRetargetingReadmitsAndReleasesTheOldLedger(t *testing.T) {
 
 func TestRetargetingAndCreatingAtALimitOfOneAdmitsOne(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	name := testkit.Name(t)
 	open, limited := name+"-open", name+"-one"
-	ns := labelledNamespace(t, g, name, nil)
-	kit.Create(g, b.Class(open, provisioner), b.Class(limited, provisioner, b.PerNamespace(1)))
+	ns := kit.Namespace(t)
+	kit.Make(t, g, b.Class(open, provisioner), b.Class(limited, provisioner, b.PerNamespace(1)))
 	const n = 6
 	for i := range n {
 		kit.Create(g, b.Claim(ns, fmt.Sprintf("moved-%d", i), b.OfClass(open)))
@@ -211,9 +211,9 @@ func TestRetargetingAndCreatingAtALimitOfOneAdmitsOne(t *testing.T) {
 
 func TestADeletedLedgerIsRebuiltFromTheClaimsItCounts(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner, b.PerNamespace(3)),
+	kit.Make(t, g, b.Class(class, provisioner, b.PerNamespace(3)),
 		b.Address(class+"-a", "198.18.188.1", class), b.Address(class+"-b", "198.18.188.2", class))
 	for _, c := range []string{"a", "b"} {
 		kit.Create(g, b.Claim(ns, c, b.OfClass(class)))
@@ -239,9 +239,9 @@ func TestADeletedLedgerIsRebuiltFromTheClaimsItCounts(t *testing.T) {
 
 func TestAFamilyTheClassDoesNotServeWaitsWithItsOwnReason(t *testing.T) {
 	g := NewWithT(t)
-	startCore(t)
+	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, provisioner), b.Address(class+"-a", "198.18.189.1", class))
+	kit.Make(t, g, b.Class(class, provisioner), b.Address(class+"-a", "198.18.189.1", class))
 	// What a driver that rendered only IPv4 ranges reports.
 	c := &v1alpha1.IPAddressClass{}
 	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: class}, c)).To(Succeed())
