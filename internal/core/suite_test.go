@@ -20,8 +20,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -30,9 +28,6 @@ import (
 	. "github.com/onsi/gomega"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -80,7 +75,7 @@ func TestMain(m *testing.M) {
 		}
 		kit = testkit.New(k8s).Tidy(testkit.Tidying{Within: tidyTimeout, Prepare: prepareTidying})
 		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
-		before, err := inventory()
+		before, err := kit.Inventory(context.Background(), sights())
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -88,74 +83,22 @@ func TestMain(m *testing.M) {
 		if code := m.Run(); code != 0 {
 			return code
 		}
-		return leftBehind(before)
+		return kit.LeftBehind(before, sights(), tidyTimeout)
 	}())
 }
 
-// inventory lists what a test can leave behind, as "kind name" (or "kind
-// namespace/name"): namespaces, classes, addresses, and the claims and usage
-// ledgers in any namespace.
-func inventory() (map[string]bool, error) {
-	out := map[string]bool{}
-	lists := []struct {
-		kind string
-		list client.ObjectList
-	}{
-		{"Namespace", &corev1.NamespaceList{}},
-		{"IPAddressClass", &v1alpha1.IPAddressClassList{}},
-		{"IPAddress", &v1alpha1.IPAddressList{}},
-		{"IPAddressClaim", &v1alpha1.IPAddressClaimList{}},
-		{"IPAddressClassUsage", &v1alpha1.IPAddressClassUsageList{}},
+// sights are what a test can leave behind: namespaces, classes, addresses,
+// and the claims and usage ledgers in any namespace. A test that leaks
+// makes every later one pay for it (the finalizer-clearing commands patch
+// every object in the cluster, one kubectl call each).
+func sights() []testkit.Sight {
+	return []testkit.Sight{
+		{Kind: "Namespace", List: &corev1.NamespaceList{}},
+		{Kind: "IPAddressClass", List: &v1alpha1.IPAddressClassList{}},
+		{Kind: "IPAddress", List: &v1alpha1.IPAddressList{}},
+		{Kind: "IPAddressClaim", List: &v1alpha1.IPAddressClaimList{}},
+		{Kind: "IPAddressClassUsage", List: &v1alpha1.IPAddressClassUsageList{}},
 	}
-	for _, l := range lists {
-		if err := k8s.List(context.Background(), l.list); err != nil {
-			return nil, err
-		}
-		err := meta.EachListItem(l.list, func(o runtime.Object) error {
-			name := o.(client.Object).GetName()
-			if ns := o.(client.Object).GetNamespace(); ns != "" {
-				name = ns + "/" + name
-			}
-			out[l.kind+" "+name] = true
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// leftBehind fails the package if anything is there, once what the tests
-// deleted had tidyTimeout to go, that was not before they ran: a test that
-// leaks makes every later one pay for it (the finalizer-clearing commands
-// patch every object in the cluster, one kubectl call each).
-func leftBehind(before map[string]bool) int {
-	var left []string
-	var last error
-	_ = wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, tidyTimeout, true, func(context.Context) (bool, error) {
-		after, err := inventory()
-		if last = err; err != nil {
-			return false, nil
-		}
-		left = left[:0]
-		for o := range after {
-			if !before[o] {
-				left = append(left, o)
-			}
-		}
-		return len(left) == 0, nil
-	})
-	if last != nil {
-		fmt.Fprintln(os.Stderr, last)
-		return 1
-	}
-	if len(left) == 0 {
-		return 0
-	}
-	slices.Sort(left)
-	fmt.Fprintf(os.Stderr, "FAIL: the tests left %d objects behind:\n  %s\n", len(left), strings.Join(left, "\n  "))
-	return 1
 }
 
 // cores keeps at most one core running: two cores would both reconcile

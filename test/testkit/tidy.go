@@ -19,7 +19,9 @@ package testkit
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -290,4 +292,21 @@ func (k *Kit) Leaks(ctx context.Context, before Inventory, sights []Sight, withi
 	})
 	slices.Sort(left)
 	return left, last
+}
+
+// LeftBehind is the end of a package's TestMain once its tests passed: it
+// returns 0 if Leaks finds nothing within, and otherwise prints what the
+// tests left and returns 1, failing the package. A test that leaks makes
+// every later test pay for it.
+func (k *Kit) LeftBehind(before Inventory, sights []Sight, within time.Duration) int {
+	left, err := k.Leaks(context.Background(), before, sights, within)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if len(left) == 0 {
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "FAIL: the tests left %d objects behind:\n  %s\n", len(left), strings.Join(left, "\n  "))
+	return 1
 }

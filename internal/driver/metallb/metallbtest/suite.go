@@ -129,7 +129,7 @@ func Main(m *testing.M, opts Options) int {
 	if code != 0 {
 		return code
 	}
-	return leftBehind(before)
+	return Kit.LeftBehind(before, sights(), time.Minute)
 }
 
 // sights are what a test can leave behind: namespaces, classes, addresses,
@@ -149,22 +149,6 @@ func sights() []testkit.Sight {
 		out = append(out, testkit.Sight{Kind: kind, List: list, Namespace: cluster.MetalLBNamespace})
 	}
 	return out
-}
-
-// leftBehind fails the package if anything is there, a minute after its
-// tests ran, that was not before: each test removes what it made, and one
-// that leaks makes every later test pay for it.
-func leftBehind(before testkit.Inventory) int {
-	left, err := Kit.Leaks(context.Background(), before, sights(), time.Minute)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if len(left) == 0 {
-		return 0
-	}
-	fmt.Fprintf(os.Stderr, "FAIL: the tests left %d objects behind:\n  %s\n", len(left), strings.Join(left, "\n  "))
-	return 1
 }
 
 // startShared runs the package's core and driver.
