@@ -35,9 +35,11 @@ import (
 var _ = Describe("Class access", func() {
 	It("leaves MetalLB untouched for refused claims; one racing claim passes a limit of one", func(ctx SpecContext) {
 		const class = "access"
-		outside, inside := namespace(ctx, "tenant-access-out"), namespace(ctx, "tenant-access-in")
+		t := newTidy()
+		outside, inside := t.namespace(ctx, "tenant-access-out"), t.namespace(ctx, "tenant-access-in")
 		out, err := kubectl(ctx, "", "label", "namespace", inside, "tier=public")
 		Expect(err).NotTo(HaveOccurred(), out)
+		t.own(b.Class(class, ""))
 		apply(ctx, `
 apiVersion: local.sdn.cozystack.io/v1alpha1
 kind: IPAddressClass

@@ -32,7 +32,9 @@ import (
 // with the manifests as the manual writes them.
 var _ = Describe("Adopting an address a Service already holds", func() {
 	It("keeps the address on the Service throughout, and the hand-written pin stays", func(ctx SpecContext) {
-		ns := namespace(ctx, "tenant-a")
+		t := newTidy()
+		ns := t.namespace(ctx, "tenant-a")
+		t.own(b.Class("public", ""))
 		apply(ctx, `
 apiVersion: local.sdn.cozystack.io/v1alpha1
 kind: IPAddressClass
@@ -115,7 +117,9 @@ spec:
 	})
 
 	It("reclaims an address created before its claim at once", func(ctx SpecContext) {
-		namespace(ctx, "tenant-early")
+		t := newTidy()
+		t.namespace(ctx, "tenant-early")
+		t.own(b.Class("early", ""))
 		apply(ctx, `
 apiVersion: local.sdn.cozystack.io/v1alpha1
 kind: IPAddressClass

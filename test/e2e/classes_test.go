@@ -35,7 +35,9 @@ import (
 
 var _ = Describe("Deleting a class", func() {
 	It("is held while Released addresses remain, names them in ClassInUse, and goes once they are deleted", func(ctx SpecContext) {
-		ns := namespace(ctx, "tenant-classdel")
+		t := newTidy()
+		ns := t.namespace(ctx, "tenant-classdel")
+		t.own(b.Class("doomed", ""))
 		apply(ctx, `
 apiVersion: local.sdn.cozystack.io/v1alpha1
 kind: IPAddressClass
@@ -84,7 +86,9 @@ spec: {className: doomed}
 
 var _ = Describe("Quarantining an address", func() {
 	It("keeps a held Released address out of the pool past releaseDelay; removing held returns it on the next pass", func(ctx SpecContext) {
-		ns := namespace(ctx, "tenant-quarantine")
+		t := newTidy()
+		ns := t.namespace(ctx, "tenant-quarantine")
+		t.own(b.Class("quarantine", ""))
 		apply(ctx, `
 apiVersion: local.sdn.cozystack.io/v1alpha1
 kind: IPAddressClass
@@ -128,7 +132,9 @@ spec: {className: quarantine}
 
 var _ = Describe("Upgrading the CRDs", func() {
 	It("applies the current CRDs with make install-crds over existing objects", func(ctx SpecContext) {
-		ns := namespace(ctx, "tenant-upgrade")
+		t := newTidy()
+		ns := t.namespace(ctx, "tenant-upgrade")
+		t.own(b.Class("upgrade", ""))
 		By("running on CRDs as v0.1.0 shipped them: no releaseDelay on classes")
 		old := crdWithout("local.sdn.cozystack.io_ipaddressclasses.yaml", "releaseDelay")
 		out, err := kubectl(ctx, old, "apply", "--server-side", "--force-conflicts", "-f", "-")

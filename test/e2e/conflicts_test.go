@@ -25,12 +25,15 @@ import (
 	. "github.com/onsi/gomega"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/e2e/harness"
 )
 
 var _ = Describe("A forged placeholder", func() {
 	It("is a conflict outside the placeholder namespace, and the real placeholder inside it is not", func(ctx SpecContext) {
-		ns := namespace(ctx, "tenant-forge")
+		t := newTidy()
+		ns := t.namespace(ctx, "tenant-forge")
+		t.own(b.Class("forge", ""))
 		apply(ctx, `
 apiVersion: local.sdn.cozystack.io/v1alpha1
 kind: IPAddressClass

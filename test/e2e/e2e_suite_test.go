@@ -50,6 +50,8 @@ var harnessName = flag.String("harness", os.Getenv("E2E_HARNESS"), "the harness:
 var (
 	h   harness.Harness
 	kit *testkit.Kit
+	// found is what the cluster held before the first spec.
+	found map[string]bool
 )
 
 const (
@@ -69,6 +71,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	c, err := client.New(h.Config(), client.Options{Scheme: manager.NewScheme()})
 	Expect(err).NotTo(HaveOccurred())
 	kit = testkit.New(c)
+	found = inventory(ctx)
 }, NodeTimeout(10*time.Minute))
 
 // logged is what a harness that runs the managers itself can show of their
@@ -109,10 +112,12 @@ var _ = JustBeforeEach(func() {
 	})
 })
 
-var _ = AfterSuite(func() {
-	if h != nil {
-		Expect(h.Close()).To(Succeed())
+var _ = AfterSuite(func(ctx SpecContext) {
+	if h == nil {
+		return
 	}
+	DeferCleanup(func() { Expect(h.Close()).To(Succeed()) })
+	Expect(leftBehind(ctx, found)).To(BeEmpty(), "the specs left these behind: each spec removes what it made")
 })
 
 // kubectl runs kubectl against the cluster, as an admin would, and returns
@@ -146,13 +151,6 @@ func shell(ctx context.Context, script string) (string, error) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	return out.String(), err
-}
-
-// namespace creates a namespace for a spec and returns its name.
-func namespace(ctx context.Context, name string) string {
-	GinkgoHelper()
-	apply(ctx, fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n", name))
-	return name
 }
 
 // services lists every Service of the cluster.

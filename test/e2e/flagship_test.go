@@ -23,6 +23,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
@@ -42,7 +43,9 @@ func holders(ip string) []string {
 
 var _ = Describe("The flagship flow", func() {
 	It("keeps a claimed address across Services: claim, hold, attach A, delete A, held, attach B", func(ctx SpecContext) {
-		ns := namespace(ctx, "tenant-flagship")
+		t := newTidy()
+		ns := t.namespace(ctx, "tenant-flagship")
+		t.own(b.Class("flagship", ""))
 		apply(ctx, `
 apiVersion: local.sdn.cozystack.io/v1alpha1
 kind: IPAddressClass

@@ -34,6 +34,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
@@ -41,8 +43,10 @@ import (
 // metallb-iad binary with the admin's kubeconfig.
 var _ = Describe("Importing the addresses MetalLB already gave Services", func() {
 	It("brings them under claims and hands the range over, and no Service changes its address", func(ctx SpecContext) {
-		ns := namespace(ctx, "import-a")
+		t := newTidy()
+		ns := t.namespace(ctx, "import-a")
 		By("an auto-assigned pool of the admin's own hands addresses to plain Services")
+		t.own(metallbObject(params.IPAddressPoolGVK, "legacy-import"))
 		apply(ctx, `
 apiVersion: metallb.io/v1beta1
 kind: IPAddressPool
@@ -71,6 +75,7 @@ spec:
 		}
 
 		By("a class over the same range, which the driver does not render while the pool overlaps it")
+		t.own(b.Class("imported", ""))
 		apply(ctx, `
 apiVersion: local.sdn.cozystack.io/v1alpha1
 kind: IPAddressClass

@@ -28,13 +28,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/e2e/harness"
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
 var _ = Describe("Restarts", func() {
 	It("lose nothing: stopping each manager and MetalLB mid-provisioning and mid-handoff, every claim converges once", func(ctx SpecContext) {
-		ns := namespace(ctx, "tenant-restarts")
+		t := newTidy()
+		ns := t.namespace(ctx, "tenant-restarts")
+		t.own(b.Class("restarts", ""))
 		apply(ctx, `
 apiVersion: local.sdn.cozystack.io/v1alpha1
 kind: IPAddressClass

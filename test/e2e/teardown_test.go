@@ -68,14 +68,13 @@ spec:
 	return bound, static
 }
 
+// Each spec's tidy installs the charts again if the spec left them
+// uninstalled: the cluster is left as the other specs expect it.
 var _ = Describe("Removing the controllers", Ordered, func() {
-	AfterAll(func(ctx SpecContext) {
-		// Leave the cluster as the other specs expect it.
-		Expect(h.InstallCharts(ctx)).To(Succeed())
-	})
-
 	It("in the documented order leaves nothing behind", func(ctx SpecContext) {
-		ns := namespace(ctx, "tenant-teardown")
+		t := newTidy()
+		ns := t.namespace(ctx, "tenant-teardown")
+		t.own(b.Class("teardown", ""))
 		bound, static := teardownSetup(ctx, ns, "teardown", "198.51.100.96/28")
 		ip := kit.Address(Default, bound).Spec.Address
 
@@ -107,7 +106,9 @@ var _ = Describe("Removing the controllers", Ordered, func() {
 	})
 
 	It("when the controllers are already gone, the finalizer-clearing commands free everything", func(ctx SpecContext) {
-		ns := namespace(ctx, "tenant-stranded")
+		t := newTidy()
+		ns := t.namespace(ctx, "tenant-stranded")
+		t.own(b.Class("stranded", ""))
 		bound, static := teardownSetup(ctx, ns, "stranded", "198.51.100.112/28")
 		Expect(h.UninstallCharts(ctx)).To(Succeed())
 

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
@@ -52,7 +53,7 @@ const watchFor = 5 * time.Second
 
 var _ = Describe("Tenant", func() {
 	It("forging the provisioner stamp gets no address: refused, stamp removed, ForgedStamp, nothing provisioned", func(ctx SpecContext) {
-		t := newTenancy()
+		t := newTidy()
 		const class = "tenant-forged-stamp"
 		outside, outsider := t.tenant(ctx, "tenant-forged-stamp", nil)
 		full, insider := t.tenant(ctx, "tenant-forged-stamp-full", map[string]string{"tenant-forged-stamp": "admitted"})
@@ -77,7 +78,7 @@ var _ = Describe("Tenant", func() {
 	})
 
 	It("re-targeting a waiting claim to a class it may not use: re-admitted, refused, out of the old ledger", func(ctx SpecContext) {
-		t := newTenancy()
+		t := newTidy()
 		const open, closed = "tenant-retarget-open", "tenant-retarget-closed"
 		ns, user := t.tenant(ctx, "tenant-retarget", nil)
 		t.class(ctx, open, `
@@ -125,7 +126,7 @@ var _ = Describe("Tenant", func() {
 	})
 
 	It("writing what proves admission is forbidden: claim status, ledgers, addresses, classes", func(ctx SpecContext) {
-		t := newTenancy()
+		t := newTidy()
 		const open, closed = "tenant-status-open", "tenant-status-closed"
 		ns, user := t.tenant(ctx, "tenant-status", nil)
 		t.class(ctx, open, `
@@ -217,7 +218,7 @@ spec:
 	})
 
 	It("pre-binding an address of a class it may not use: refused, the address stays Available", func(ctx SpecContext) {
-		t := newTenancy()
+		t := newTidy()
 		const class, address = "tenant-prebind", "ip-198-18-4-5"
 		ns, user := t.tenant(ctx, "tenant-prebind", nil)
 		t.class(ctx, class, `
@@ -262,7 +263,7 @@ spec: {className: `+class+`, addressName: `+address+`}
 		// reserves metallb.io/address-pool (and the other fields steering
 		// MetalLB) to the driver and the allowlisted admins, which closes it;
 		// test/charts (service_policy_test.go) tests that policy.
-		t := newTenancy()
+		t := newTidy()
 		const class = "tenant-pool"
 		ns, user := t.tenant(ctx, "tenant-pool", nil)
 		t.class(ctx, class, `
@@ -300,7 +301,7 @@ spec:
 	})
 
 	It("pinning an address held for another tenant's claim gets nothing; the hold keeps it", func(ctx SpecContext) {
-		t := newTenancy()
+		t := newTidy()
 		const class = "tenant-pin"
 		victimNS, victim := t.tenant(ctx, "tenant-pin-victim", nil)
 		ns, user := t.tenant(ctx, "tenant-pin", nil)
@@ -340,7 +341,7 @@ spec:
 	})
 
 	It("naming another namespace's claim on a Service is refused: AssociationRefused, no pin", func(ctx SpecContext) {
-		t := newTenancy()
+		t := newTidy()
 		const class = "tenant-assoc"
 		victimNS, victim := t.tenant(ctx, "tenant-assoc-victim", nil)
 		ns, user := t.tenant(ctx, "tenant-assoc", nil)
@@ -385,7 +386,7 @@ spec:
 	})
 
 	It("claiming a family the class cannot serve: FamilyNotServed, nothing reserved", func(ctx SpecContext) {
-		t := newTenancy()
+		t := newTidy()
 		const class = "tenant-family"
 		ns, user := t.tenant(ctx, "tenant-family", nil)
 		t.class(ctx, class, `
@@ -415,7 +416,7 @@ spec: {className: `+class+`, family: IPv6}
 	})
 
 	It("reusing a sharing key after the claim is gone shares nothing: the Released address's hold has a new key", func(ctx SpecContext) {
-		t := newTenancy()
+		t := newTidy()
 		const class = "tenant-old-key"
 		ns, user := t.tenant(ctx, "tenant-old-key", nil)
 		t.classWith(ctx, class, v1alpha1.ReclaimRetain, `
@@ -459,7 +460,7 @@ spec: {className: `+class+`, family: IPv6}
 	})
 
 	It("pre-binding a recycled address with the default install: admitted and counted like any claim", func(ctx SpecContext) {
-		t := newTenancy()
+		t := newTidy()
 		const class = "tenant-recycled"
 		formerNS, former := t.tenant(ctx, "tenant-recycled-former", nil)
 		ns, user := t.tenant(ctx, "tenant-recycled", nil)
@@ -495,7 +496,7 @@ spec: {className: `+class+`, addressName: `+addr.Name+`}
 	})
 
 	It("sharing its own address with a second Service with the default install: the driver reports the second Service", func(ctx SpecContext) {
-		t := newTenancy()
+		t := newTidy()
 		const class = "tenant-own-key"
 		ns, user := t.tenant(ctx, "tenant-own-key", nil)
 		t.class(ctx, class, `
@@ -522,28 +523,13 @@ spec: {className: `+class+`, addressName: `+addr.Name+`}
 	})
 })
 
-// tenancy is what one spec made: its tenants' namespaces and its classes.
-// Once the spec is over it is all deleted, and the spec waits until it is
-// gone.
-type tenancy struct {
-	namespaces []string
-	classes    []string
-}
-
-// newTenancy starts a spec's record and has it removed when the spec ends.
-func newTenancy() *tenancy {
-	t := &tenancy{}
-	DeferCleanup(t.leave)
-	return t
-}
-
 // tenant creates a namespace with labels and a user of the same name bound
 // to the built-in edit role there, and waits until the role (aggregated by
 // kube-controller-manager) lets the user claim addresses in it.
-func (t *tenancy) tenant(ctx context.Context, name string, labels map[string]string) (ns, user string) {
+func (t *tidy) tenant(ctx context.Context, name string, labels map[string]string) (ns, user string) {
 	GinkgoHelper()
 	ns, user = name, name
-	t.namespaces = append(t.namespaces, ns)
+	t.own(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	keys := make([]string, 0, len(labels))
 	for k, v := range labels {
 		keys = append(keys, k+": "+v)
@@ -570,16 +556,16 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
 
 // class creates a MetalLB class of reclaim policy Delete with the rest of
 // its spec, as YAML indented under spec.
-func (t *tenancy) class(ctx context.Context, name, spec string) {
+func (t *tidy) class(ctx context.Context, name, spec string) {
 	GinkgoHelper()
 	t.classWith(ctx, name, v1alpha1.ReclaimDelete, spec)
 }
 
 // classWith creates a MetalLB class of reclaim policy with the rest of its
 // spec, as YAML indented under spec.
-func (t *tenancy) classWith(ctx context.Context, name string, policy v1alpha1.ReclaimPolicy, spec string) {
+func (t *tidy) classWith(ctx context.Context, name string, policy v1alpha1.ReclaimPolicy, spec string) {
 	GinkgoHelper()
-	t.classes = append(t.classes, name)
+	t.own(b.Class(name, ""))
 	apply(ctx, `
 apiVersion: local.sdn.cozystack.io/v1alpha1
 kind: IPAddressClass
@@ -587,37 +573,6 @@ metadata: {name: `+name+`}
 spec:
   provisioner: `+metallbProvisioner+`
   reclaimPolicy: `+string(policy)+spec)
-}
-
-// leave deletes the namespaces' claims and Services, then the classes'
-// addresses and the classes, then the namespaces, each time waiting until
-// they are gone: the managers let go of each in turn.
-func (t *tenancy) leave(ctx SpecContext) {
-	const within = 2 * timeout
-	for _, ns := range t.namespaces {
-		in := client.InNamespace(ns)
-		Expect(kit.DeleteAllOf(ctx, &v1alpha1.IPAddressClaim{}, in)).To(Succeed())
-		Expect(kit.DeleteAllOf(ctx, &corev1.Service{}, in)).To(Succeed())
-		Eventually(func() int {
-			list := &v1alpha1.IPAddressClaimList{}
-			Expect(kit.List(ctx, list, in)).To(Succeed())
-			return len(list.Items)
-		}, within, tick).Should(BeZero(), "claims of %s", ns)
-	}
-	for _, class := range t.classes {
-		for _, a := range addressesOfClass(class) {
-			Expect(client.IgnoreNotFound(kit.Delete(ctx, &a))).To(Succeed())
-		}
-		Eventually(func() []v1alpha1.IPAddress { return addressesOfClass(class) }, within, tick).Should(BeEmpty(), "addresses of %s", class)
-		c := &v1alpha1.IPAddressClass{ObjectMeta: metav1.ObjectMeta{Name: class}}
-		Expect(client.IgnoreNotFound(kit.Delete(ctx, c))).To(Succeed())
-		Eventually(kit.Gone(c), within, tick).Should(BeTrue(), "class %s", class)
-	}
-	for _, ns := range t.namespaces {
-		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-		Expect(client.IgnoreNotFound(kit.Delete(ctx, n))).To(Succeed())
-		Eventually(kit.Gone(n), within, tick).Should(BeTrue(), "namespace %s", ns)
-	}
 }
 
 // asTenant runs kubectl as user, by impersonation, and expects it to succeed.

@@ -36,6 +36,7 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/manager"
+	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/e2e/harness"
 	"github.com/cozystack/address-controller/test/testkit"
 	"github.com/cozystack/address-controller/test/wire"
@@ -86,7 +87,11 @@ var _ = Describe("On the wire", Ordered, Label("wire"), func() {
 		web2, err = bed.StartBackend("web-2", nodeA)
 		Expect(err).NotTo(HaveOccurred())
 
-		namespace(ctx, wireNamespace)
+		// The namespace, the class and its claim serve every spec: they go
+		// once the last is over.
+		t := newTidy()
+		t.namespace(ctx, wireNamespace)
+		t.own(b.Class("wire", ""))
 		apply(ctx, `
 apiVersion: local.sdn.cozystack.io/v1alpha1
 kind: IPAddressClass
@@ -381,6 +386,7 @@ spec: {className: wire}
 	})
 
 	It("leaves an address dark when its class's L2 node selector matches no node, and the class says why", func(ctx SpecContext) {
+		newTidy().own(b.Class("wire-nowhere", ""), b.Claim(wireNamespace, "nowhere"), b.Service(wireNamespace, "nowhere"))
 		apply(ctx, `
 apiVersion: local.sdn.cozystack.io/v1alpha1
 kind: IPAddressClass

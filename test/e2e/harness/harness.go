@@ -63,6 +63,10 @@ type Harness interface {
 	// starts the managers.
 	UninstallCharts(ctx context.Context) error
 	InstallCharts(ctx context.Context) error
+	// Restore brings back whatever a spec stopped or uninstalled (MetalLB,
+	// the charts, the managers) and leaves alone what runs: a spec removes
+	// what it made while they run.
+	Restore(ctx context.Context) error
 	// Close releases everything the harness started.
 	Close() error
 }

@@ -42,6 +42,8 @@ type Kind struct {
 	kubeconfig string
 	kubectl    string
 	cs         kubernetes.Interface
+	// uninstalled says whether the charts are uninstalled.
+	uninstalled bool
 }
 
 var _ Harness = (*Kind)(nil)
@@ -100,7 +102,10 @@ func (k *Kind) StartMetalLB(ctx context.Context) error {
 }
 
 // UninstallCharts uninstalls both charts with helm ($HELM), driver first.
-func (k *Kind) UninstallCharts(ctx context.Context) error { return k.helm().UninstallCharts(ctx) }
+func (k *Kind) UninstallCharts(ctx context.Context) error {
+	k.uninstalled = true
+	return k.helm().UninstallCharts(ctx)
+}
 
 // InstallCharts installs both charts in order with the images
 // hack/kind-e2e.sh loaded, and waits for both managers.
@@ -112,12 +117,29 @@ func (k *Kind) InstallCharts(ctx context.Context) error {
 	if err := k.helm().InstallCharts(ctx, root, imageSets(os.Getenv("E2E_CORE_IMAGE")), imageSets(os.Getenv("E2E_DRIVER_IMAGE"))); err != nil {
 		return err
 	}
+	k.uninstalled = false
+	return k.startManagers(ctx)
+}
+
+func (k *Kind) startManagers(ctx context.Context) error {
 	for _, m := range []Manager{Core, Driver} {
 		if err := k.StartManager(ctx, m); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Restore scales MetalLB's controller back to one, installs the charts if
+// they are uninstalled, and scales both managers back to one.
+func (k *Kind) Restore(ctx context.Context) error {
+	if err := k.StartMetalLB(ctx); err != nil {
+		return err
+	}
+	if k.uninstalled {
+		return k.InstallCharts(ctx)
+	}
+	return k.startManagers(ctx)
 }
 
 func (k *Kind) helm() Helm {

@@ -49,6 +49,9 @@ type Local struct {
 	// driver and driverNS are the driver's manager and release namespace.
 	driver   Manager
 	driverNS string
+	// metallb says whether the cluster runs MetalLB's controller;
+	// uninstalled, whether the charts are uninstalled.
+	metallb, uninstalled bool
 }
 
 var _ Harness = (*Local)(nil)
@@ -75,7 +78,7 @@ func startLocal(ctx context.Context, driver Manager, driverNS string, opts clust
 		return nil, err
 	}
 	h = &Local{Cluster: c, root: root, binaries: map[Manager]string{}, running: map[Manager]*cluster.Process{},
-		driver: driver, driverNS: driverNS,
+		driver: driver, driverNS: driverNS, metallb: !opts.WithoutMetalLB,
 		Helm: Helm{Binary: filepath.Join(root, "bin", "helm"), Kubeconfig: c.Kubeconfig, Home: filepath.Join(c.Dir, "helm")}}
 	defer func() {
 		if err != nil {
@@ -156,6 +159,7 @@ func (h *Local) Log(m Manager) string {
 
 // UninstallCharts stops the managers, then uninstalls both charts.
 func (h *Local) UninstallCharts(ctx context.Context) error {
+	h.uninstalled = true
 	for _, m := range []Manager{h.driver, Core} {
 		if err := h.StopManager(ctx, m); err != nil {
 			return err
@@ -169,12 +173,31 @@ func (h *Local) InstallCharts(ctx context.Context) error {
 	if err := h.Helm.InstallChartsOf(ctx, h.root, h.driver, h.driverNS, nil, nil); err != nil {
 		return err
 	}
+	h.uninstalled = false
+	return h.startManagers(ctx)
+}
+
+func (h *Local) startManagers(ctx context.Context) error {
 	for _, m := range []Manager{Core, h.driver} {
 		if err := h.StartManager(ctx, m); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Restore starts MetalLB's controller if it is stopped, installs the charts
+// if they are uninstalled, and starts the managers that are stopped.
+func (h *Local) Restore(ctx context.Context) error {
+	if h.metallb && h.Cluster.MetalLBPID() == 0 {
+		if err := h.StartMetalLB(ctx); err != nil {
+			return err
+		}
+	}
+	if h.uninstalled {
+		return h.InstallCharts(ctx)
+	}
+	return h.startManagers(ctx)
 }
 
 // StopMetalLB stops the MetalLB controller.
