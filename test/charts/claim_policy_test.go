@@ -90,12 +90,12 @@ func TestAddressNamePolicy(t *testing.T) {
 
 	const releaseNS = "address-controller-system"
 	const selectorKey = "test.local.sdn.cozystack.io/address-name-policy"
-	applyPolicy(t, c, render(t, coreChart, coreChart, releaseNS,
+	applyPolicy(t, render(t, coreChart, coreChart, releaseNS,
 		"--set", "addressNamePolicy.enabled=true",
 		"--set", "addressNamePolicy.allowedUsernames={ip-admin}",
 		"--set-json", `addressNamePolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"enforce"}}`,
 	))
-	applyPolicy(t, c, render(t, coreChart, coreChart, releaseNS,
+	applyPolicy(t, render(t, coreChart, coreChart, releaseNS,
 		"--set", "fullnameOverride=address-controller-report",
 		"--set", "addressNamePolicy.enabled=true",
 		"--set-json", `addressNamePolicy.validationActions=["Warn","Audit"]`,
@@ -103,9 +103,9 @@ func TestAddressNamePolicy(t *testing.T) {
 	))
 
 	const enforced, unselected, reported = "claims-enforced", "claims-unselected", "claims-reported"
-	createNamespace(t, c, enforced, map[string]string{selectorKey: "enforce"})
-	createNamespace(t, c, unselected, nil)
-	createNamespace(t, c, reported, map[string]string{selectorKey: "report"})
+	createNamespace(t, enforced, map[string]string{selectorKey: "enforce"})
+	createNamespace(t, unselected, nil)
+	createNamespace(t, reported, map[string]string{selectorKey: "report"})
 	for _, ns := range []string{enforced, unselected, reported} {
 		grantWriters(t, c, ns, groupSubject("tenants"), userSubject("ip-admin"), groupSubject("kubeadm:cluster-admins"))
 	}

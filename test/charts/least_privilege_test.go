@@ -17,7 +17,6 @@ limitations under the License.
 package charts
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -25,7 +24,6 @@ import (
 	. "github.com/onsi/gomega"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // access is one request a manager's identity may or may not make.
@@ -51,8 +49,6 @@ func (a access) String() string {
 func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
 	c := startCluster(t)
 	g := NewWithT(t)
-	k, err := client.New(c.Config, client.Options{})
-	g.Expect(err).NotTo(HaveOccurred())
 
 	const (
 		coreNS, driverNS = "lp-core", "lp-driver"
@@ -63,15 +59,15 @@ func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
 		tenant           = "lp-tenant"
 	)
 	for _, ns := range []string{coreNS, driverNS, metallbNS, ciliumNS, tenant} {
-		createNamespace(t, c, ns, nil)
+		createNamespace(t, ns, nil)
 	}
 	install := func(chart, ns string, args ...string) {
 		for _, obj := range render(t, chart, chart, ns, args...) {
 			switch obj.GetKind() {
 			case "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
-				g.Expect(k.Create(t.Context(), obj)).To(Succeed(), "%s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName())
-				// Other tests dry-run the same cluster-wide names.
-				t.Cleanup(func() { _ = k.Delete(context.Background(), obj) })
+				// Other tests dry-run the same cluster-wide names: they
+				// go when the test ends.
+				kit.Make(t, g, obj)
 			}
 		}
 	}

@@ -17,28 +17,56 @@ limitations under the License.
 package charts
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync"
 	"testing"
+	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	localv1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+	"github.com/cozystack/address-controller/internal/manager"
 	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
 // One control plane serves every test of the package: each test works in
-// namespaces and with admission objects of its own. MetalLB is not needed;
+// namespaces and with admission objects of its own, and kit removes them
+// when the test ends (failing it if they stay); the package fails if
+// anything is left once every test has run. MetalLB is not needed;
 // admission happens in the API server.
 var (
 	sharedOnce    sync.Once
 	sharedCluster *cluster.Cluster
 	sharedErr     error
+	// kit writes as the admin and tidies up after each test.
+	kit *testkit.Kit
+	// found is what the cluster held before the first test made anything.
+	found testkit.Inventory
 )
 
 // startCluster returns the package's control plane, starting it on first use.
 func startCluster(t *testing.T) *cluster.Cluster {
 	t.Helper()
 	sharedOnce.Do(func() {
-		sharedCluster, sharedErr = cluster.Start(cluster.Options{WithoutMetalLB: true})
+		if sharedCluster, sharedErr = cluster.Start(cluster.Options{WithoutMetalLB: true}); sharedErr != nil {
+			return
+		}
+		var k client.Client
+		if k, sharedErr = client.New(sharedCluster.Config, client.Options{Scheme: manager.NewScheme()}); sharedErr != nil {
+			return
+		}
+		kit = testkit.New(k).Tidy(testkit.Tidying{Within: time.Minute})
+		found, sharedErr = kit.Inventory(context.Background(), sights())
 	})
 	if sharedErr != nil {
 		t.Fatalf("starting the local control plane: %v", sharedErr)
@@ -49,10 +77,40 @@ func startCluster(t *testing.T) *cluster.Cluster {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if sharedCluster != nil {
+		if code == 0 {
+			code = kit.LeftBehind(found, sights(), time.Minute)
+		}
 		if err := sharedCluster.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping the local control plane:", err)
 			code = 1
 		}
 	}
 	os.Exit(code)
+}
+
+// sights are what a test of the package can leave behind: namespaces, what
+// the charts install cluster-wide, and what the managers make.
+func sights() []testkit.Sight {
+	var out []testkit.Sight
+	for _, s := range []struct {
+		kind      schema.GroupVersionKind
+		namespace string
+	}{
+		{corev1.SchemeGroupVersion.WithKind("Namespace"), ""},
+		{apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"), ""},
+		{admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), ""},
+		{admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicyBinding"), ""},
+		{rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), ""},
+		{rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), ""},
+		{localv1alpha1.GroupVersion.WithKind("IPAddressClass"), ""},
+		{localv1alpha1.GroupVersion.WithKind("IPAddress"), ""},
+		{params.IPAddressPoolGVK, cluster.MetalLBNamespace},
+		{params.L2AdvertisementGVK, cluster.MetalLBNamespace},
+		{params.BGPAdvertisementGVK, cluster.MetalLBNamespace},
+	} {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(s.kind.GroupVersion().WithKind(s.kind.Kind + "List"))
+		out = append(out, testkit.Sight{Kind: s.kind.Kind, List: list, Namespace: s.namespace})
+	}
+	return out
 }

@@ -173,7 +173,6 @@ func TestShippedQueriesNameExportedMetrics(t *testing.T) {
 	g.Expect(apiextensionsv1.AddToScheme(scheme)).To(Succeed())
 	k, err := client.New(c.Config, client.Options{Scheme: scheme})
 	g.Expect(err).NotTo(HaveOccurred())
-	kit := testkit.New(k)
 	// Each driver keeps its placeholders in a namespace of its own.
 	ns, ciliumPlaceholders := kit.Namespace(t), kit.Namespace(t)
 	// The Cilium driver watches the pools it renders, whose kind must be
@@ -193,35 +192,42 @@ func TestShippedQueriesNameExportedMetrics(t *testing.T) {
 	}
 
 	// Give every per-class and per-phase series a reason to exist: a class
-	// each driver serves, an address of it and a claim of it.
-	class, ciliumClass := testkit.Name(t), testkit.Name(t)
-	kit.Create(g, b.Class(class, v1alpha1.ProvisionerMetalLB, b.Parameters(`{"addresses": ["198.51.100.0/28"]}`)),
-		b.Address(class+"-static", "198.51.100.3", class), b.Claim(ns, "web", b.OfClass(class)),
-		b.Class(ciliumClass, v1alpha1.ProvisionerCilium, b.Parameters(`{"addresses": ["198.51.100.16/28"]}`)),
-		b.Address(ciliumClass+"-static", "198.51.100.19", ciliumClass), b.Claim(ns, "api", b.OfClass(ciliumClass)))
+	// each driver serves, an address of it and a claim of it. They are a
+	// subtest's, so that they go while the managers, which let go of them,
+	// still run.
+	t.Run("with a class, an address and a claim of each driver", func(t *testing.T) {
+		g := NewWithT(t)
+		tenant := kit.Namespace(t)
+		class, ciliumClass := testkit.Name(t), testkit.Name(t)
+		kit.Make(t, g, b.Class(class, v1alpha1.ProvisionerMetalLB, b.Parameters(`{"addresses": ["198.51.100.0/28"]}`)),
+			b.Address(class+"-static", "198.51.100.3", class),
+			b.Class(ciliumClass, v1alpha1.ProvisionerCilium, b.Parameters(`{"addresses": ["198.51.100.16/28"]}`)),
+			b.Address(ciliumClass+"-static", "198.51.100.19", ciliumClass))
+		kit.Create(g, b.Claim(tenant, "web", b.OfClass(class)), b.Claim(tenant, "api", b.OfClass(ciliumClass)))
 
-	for _, chart := range allCharts {
-		t.Run(chart, func(t *testing.T) {
-			g := NewWithT(t)
-			qs := shippedQueries(t, chart)
-			g.Expect(qs).NotTo(BeEmpty())
-			want := map[string][]string{}
-			for _, q := range qs {
-				names, err := metricNames(q.expr)
-				g.Expect(err).NotTo(HaveOccurred(), "%s: %s does not parse", q.where, q.expr)
-				g.Expect(names).NotTo(BeEmpty(), "%s selects a metric", q.where)
-				for _, n := range names {
-					want[n] = append(want[n], q.where)
+		for _, chart := range allCharts {
+			t.Run(chart, func(t *testing.T) {
+				g := NewWithT(t)
+				qs := shippedQueries(t, chart)
+				g.Expect(qs).NotTo(BeEmpty())
+				want := map[string][]string{}
+				for _, q := range qs {
+					names, err := metricNames(q.expr)
+					g.Expect(err).NotTo(HaveOccurred(), "%s: %s does not parse", q.where, q.expr)
+					g.Expect(names).NotTo(BeEmpty(), "%s selects a metric", q.where)
+					for _, n := range names {
+						want[n] = append(want[n], q.where)
+					}
 				}
-			}
-			g.Eventually(func(g Gomega) {
-				have := exported(g, urls[chart])
-				for name, where := range want {
-					g.Expect(slices.Contains(have, name)).To(BeTrue(), "%s, used by %v, is not served by %s", name, where, chart)
-				}
-			}, 90*time.Second, 500*time.Millisecond).Should(Succeed())
-		})
-	}
+				g.Eventually(func(g Gomega) {
+					have := exported(g, urls[chart])
+					for name, where := range want {
+						g.Expect(slices.Contains(have, name)).To(BeTrue(), "%s, used by %v, is not served by %s", name, where, chart)
+					}
+				}, 90*time.Second, 500*time.Millisecond).Should(Succeed())
+			})
+		}
+	})
 }
 
 // ciliumPoolCRD is the CRD of CiliumLoadBalancerIPPool, which make
@@ -283,9 +289,7 @@ func selfSignedCert(t *testing.T) (string, *x509.Certificate) {
 func TestMetricsServeTheMountedCertificate(t *testing.T) {
 	g := NewWithT(t)
 	c := startCluster(t)
-	k, err := client.New(c.Config, client.Options{Scheme: manager.NewScheme()})
-	g.Expect(err).NotTo(HaveOccurred())
-	ns := testkit.New(k).Namespace(t)
+	ns := kit.Namespace(t)
 
 	objs := render(t, coreChart, coreChart, ns, "--set", "metricsCertSecret=metrics-tls")
 	var certPath string

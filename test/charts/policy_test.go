@@ -28,7 +28,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -43,11 +42,6 @@ import (
 const (
 	policyTimeout = 60 * time.Second
 	policyPoll    = 250 * time.Millisecond
-)
-
-var (
-	policyGVR  = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}
-	bindingGVR = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"}
 )
 
 // actor is one principal writing to the cluster, with the warnings the API
@@ -115,16 +109,10 @@ func (w *warningRecorder) take() []string {
 	return out
 }
 
-// createNamespace creates a namespace with labels.
-func createNamespace(t *testing.T, c *cluster.Cluster, name string, labels map[string]string) {
+// createNamespace creates a namespace with labels, removed when t ends.
+func createNamespace(t *testing.T, name string, labels map[string]string) {
 	t.Helper()
-	cs := kubernetes.NewForConfigOrDie(c.Config)
-	_, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("creating namespace %s: %v", name, err)
-	}
+	kit.Make(t, NewWithT(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})
 }
 
 // grantWriters lets subjects manage Services and IPAddressClaims in namespace.
@@ -177,24 +165,18 @@ func serviceAccountSubject(namespace, name string) rbacv1.Subject {
 }
 
 // applyPolicy creates, for real, the ValidatingAdmissionPolicy and binding
-// among rendered objects, and deletes them when the test ends: they bind
-// across the shared cluster. (Type-checking a policy into its status is the
-// job of kube-controller-manager's validatingadmissionpolicy-status-controller,
+// among rendered objects, removed when the test ends: they bind across the
+// shared cluster. (Type-checking a policy into its status is the job of
+// kube-controller-manager's validatingadmissionpolicy-status-controller,
 // which the local control plane does not run; the tests observe behaviour.)
-func applyPolicy(t *testing.T, c *cluster.Cluster, rendered []*unstructured.Unstructured) {
+func applyPolicy(t *testing.T, rendered []*unstructured.Unstructured) {
 	t.Helper()
 	g := NewWithT(t)
-	ctx := t.Context()
-	dyn := dynamic.NewForConfigOrDie(c.Config)
 	policies := ofKind(rendered, "ValidatingAdmissionPolicy")
 	bindings := ofKind(rendered, "ValidatingAdmissionPolicyBinding")
 	g.Expect(policies).To(HaveLen(1), "the chart renders one admission policy")
 	g.Expect(bindings).To(HaveLen(1), "the chart renders one binding")
-	for gvr, obj := range map[schema.GroupVersionResource]*unstructured.Unstructured{policyGVR: policies[0], bindingGVR: bindings[0]} {
-		_, err := dyn.Resource(gvr).Create(ctx, obj, metav1.CreateOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-		t.Cleanup(func() { _ = dyn.Resource(gvr).Delete(context.Background(), obj.GetName(), metav1.DeleteOptions{}) })
-	}
+	kit.Make(t, g, policies[0], bindings[0])
 }
 
 // expectDenied asserts that err is the admission policy's denial with message.

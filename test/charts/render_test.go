@@ -17,6 +17,7 @@ limitations under the License.
 package charts
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,6 +27,7 @@ import (
 	"github.com/onsi/gomega/gstruct"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -76,9 +78,10 @@ func TestRenderedObjectsAreAccepted(t *testing.T) {
 	// for real first.
 	others := []string{"metallb-system", "metallb", "ipam-placeholders", "ipam-cilium-placeholders"}
 	for _, ns := range append([]string{namespace}, others[:2]...) {
-		g.Expect(client.IgnoreAlreadyExists(k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
+		makeUnlessFound(t, g, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	}
 
+	owner := t
 	for _, chart := range allCharts {
 		for name, args := range renderings(t, chart) {
 			t.Run(chart+" with "+name, func(t *testing.T) {
@@ -86,7 +89,9 @@ func TestRenderedObjectsAreAccepted(t *testing.T) {
 				objs := render(t, chart, chart, namespace, args...)
 				g.Expect(objs).NotTo(BeEmpty())
 				for _, ns := range ofKind(objs, "Namespace") {
-					g.Expect(client.IgnoreAlreadyExists(k.Create(ctx, ns.DeepCopy()))).To(Succeed(), "the API server accepts Namespace %s", ns.GetName())
+					// Another rendering may have made it already: it goes
+					// when the whole test ends.
+					makeUnlessFound(owner, g, ns.DeepCopy(), "the API server accepts Namespace %s", ns.GetName())
 				}
 				for _, obj := range objs {
 					id := obj.GetKind() + " " + obj.GetName()
@@ -119,6 +124,17 @@ func TestRenderedObjectsAreAccepted(t *testing.T) {
 			})
 		}
 	}
+}
+
+// makeUnlessFound creates obj for real unless it exists, and has the kit
+// remove it when owner ends if it made it.
+func makeUnlessFound(owner *testing.T, g Gomega, obj client.Object, description ...any) {
+	err := kit.Client.Create(context.Background(), obj)
+	if apierrors.IsAlreadyExists(err) {
+		return
+	}
+	g.ExpectWithOffset(1, err).NotTo(HaveOccurred(), description...)
+	kit.Own(owner, obj)
 }
 
 // applyChartCRDs applies the core chart's crds/ for real and waits until each
@@ -162,6 +178,10 @@ func applyCRDs(t *testing.T, k client.Client, files ...string) {
 		for _, obj := range objs {
 			g.Expect(obj.GetKind()).To(Equal("CustomResourceDefinition"), f)
 			obj.SetManagedFields(nil)
+			// A CRD the cluster did not serve goes when the test ends.
+			if err := k.Get(ctx, client.ObjectKeyFromObject(obj), &apiextensionsv1.CustomResourceDefinition{}); apierrors.IsNotFound(err) {
+				kit.Own(t, obj)
+			}
 			g.Expect(k.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("charts-test"), client.ForceOwnership)).To(Succeed(), f)
 			g.Eventually(func(g Gomega) {
 				crd := &apiextensionsv1.CustomResourceDefinition{}

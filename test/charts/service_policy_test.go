@@ -196,13 +196,13 @@ func newPolicyBed(t *testing.T, chart, releaseNS, prefix string, fields []servic
 	selectorKey := "test.local.sdn.cozystack.io/" + prefix + "-policy"
 	// The driver's own policy (serviceWritePolicy) would hold the driver to
 	// its pins; here it writes as a principal the reserved fields are left to.
-	applyPolicy(t, c, render(t, chart, chart, releaseNS,
+	applyPolicy(t, render(t, chart, chart, releaseNS,
 		"--set", "serviceWritePolicy.enabled=false",
 		"--set", "admissionPolicy.enabled=true",
 		"--set", "admissionPolicy.allowedUsernames={ip-admin}",
 		"--set-json", `admissionPolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"enforce"}}`,
 	))
-	applyPolicy(t, c, render(t, chart, chart, releaseNS,
+	applyPolicy(t, render(t, chart, chart, releaseNS,
 		"--set", "fullnameOverride="+chart+"-report",
 		"--set", "serviceWritePolicy.enabled=false",
 		"--set", "admissionPolicy.enabled=true",
@@ -210,9 +210,9 @@ func newPolicyBed(t *testing.T, chart, releaseNS, prefix string, fields []servic
 		"--set-json", `admissionPolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"report"}}`,
 	))
 	b := &policyBed{enforced: prefix + "-enforced", unselected: prefix + "-unselected", reported: prefix + "-reported", fields: fields}
-	createNamespace(t, c, b.enforced, map[string]string{selectorKey: "enforce"})
-	createNamespace(t, c, b.unselected, nil)
-	createNamespace(t, c, b.reported, map[string]string{selectorKey: "report"})
+	createNamespace(t, b.enforced, map[string]string{selectorKey: "enforce"})
+	createNamespace(t, b.unselected, nil)
+	createNamespace(t, b.reported, map[string]string{selectorKey: "report"})
 	writers = append(writers, userSubject("ip-admin"), groupSubject("kubeadm:cluster-admins"),
 		serviceAccountSubject(releaseNS, chart))
 	for _, ns := range []string{b.enforced, b.unselected, b.reported} {

@@ -17,7 +17,6 @@ limitations under the License.
 package charts
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -26,7 +25,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -37,24 +35,21 @@ func TestTenantRolesAggregateIntoTheDefaultRoles(t *testing.T) {
 	g := NewWithT(t)
 	c := startCluster(t)
 	ctx := t.Context()
-	dyn := dynamic.NewForConfigOrDie(c.Config)
 	objs := render(t, coreChart, "tenant-roles", "address-controller-system")
 	for _, role := range ofKind(objs, "ClusterRole") {
 		if role.GetLabels()[rbacv1.GroupName+"/aggregate-to-view"] == "" && role.GetLabels()[rbacv1.GroupName+"/aggregate-to-edit"] == "" {
 			continue
 		}
-		_, err := dyn.Resource(rbacv1.SchemeGroupVersion.WithResource("clusterroles")).Create(ctx, role, metav1.CreateOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
+		kit.Make(t, g, role)
 	}
 	for _, binding := range ofKind(objs, "ClusterRoleBinding") {
 		if binding.GetName() == "address-controller-classes-view" {
-			_, err := dyn.Resource(rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings")).Create(ctx, binding, metav1.CreateOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
+			kit.Make(t, g, binding)
 		}
 	}
 
 	ns := "tenant-roles"
-	createNamespace(t, c, ns, nil)
+	createNamespace(t, ns, nil)
 	cs := kubernetes.NewForConfigOrDie(c.Config)
 	for user, role := range map[string]string{"editor": "edit", "viewer": "view"} {
 		_, err := cs.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
@@ -98,11 +93,7 @@ func TestTenantRolesAggregateIntoTheDefaultRoles(t *testing.T) {
 			"ipaddressclass.local.sdn.cozystack.io/is-default-class": "true"}},
 		"spec": map[string]any{"provisioner": "example.drivers.local.sdn.cozystack.io"},
 	}}
-	_, err = dyn.Resource(classes).Create(ctx, class, metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() {
-		_ = dyn.Resource(classes).Delete(context.Background(), class.GetName(), metav1.DeleteOptions{})
-	})
+	kit.Make(t, g, class.DeepCopy())
 	for _, who := range []*actor{viewer, editor, newUser(t, c, "anyone")} {
 		g.Eventually(func(g Gomega) {
 			list, err := who.dyn.Resource(classes).List(ctx, metav1.ListOptions{})
