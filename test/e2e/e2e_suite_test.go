@@ -51,7 +51,7 @@ var (
 	h   harness.Harness
 	kit *testkit.Kit
 	// found is what the cluster held before the first spec.
-	found map[string]bool
+	found testkit.Inventory
 )
 
 const (
@@ -71,7 +71,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	c, err := client.New(h.Config(), client.Options{Scheme: manager.NewScheme()})
 	Expect(err).NotTo(HaveOccurred())
 	kit = testkit.New(c)
-	found = inventory(ctx)
+	found, err = kit.Inventory(ctx, sights())
+	Expect(err).NotTo(HaveOccurred())
 }, NodeTimeout(10*time.Minute))
 
 // logged is what a harness that runs the managers itself can show of their
@@ -117,7 +118,10 @@ var _ = AfterSuite(func(ctx SpecContext) {
 		return
 	}
 	DeferCleanup(func() { Expect(h.Close()).To(Succeed()) })
-	Expect(leftBehind(ctx, found)).To(BeEmpty(), "the specs left these behind: each spec removes what it made")
+	left, err := kit.Leaks(ctx, found, sights(), 10*time.Second)
+	// What was left first: Leaks may also report its last look's timeout.
+	Expect(left).To(BeEmpty(), "the specs left these behind: each spec removes what it made")
+	Expect(err).NotTo(HaveOccurred())
 })
 
 // kubectl runs kubectl against the cluster, as an admin would, and returns

@@ -36,6 +36,7 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
 // Every spec leaves the cluster as it found it: what it makes that would
@@ -244,14 +245,13 @@ func objects(ctx context.Context, kind schema.GroupVersionKind, namespace string
 	return list.Items
 }
 
-// inventory lists, as "kind name", what a spec can leave behind:
-// namespaces, classes, addresses, the driver's placeholders and MetalLB's
-// pools and advertisements. The driver's gate probes, which come and go on
-// their own, are left out.
-func inventory(ctx context.Context) map[string]bool {
-	GinkgoHelper()
-	out := map[string]bool{}
-	for _, l := range []struct {
+// sights are what a spec can leave behind: namespaces, classes,
+// addresses, the driver's placeholders and MetalLB's pools and
+// advertisements. The driver's gate probes, which come and go on their
+// own, are left out.
+func sights() []testkit.Sight {
+	var out []testkit.Sight
+	for _, s := range []struct {
 		kind      schema.GroupVersionKind
 		namespace string
 	}{
@@ -263,24 +263,10 @@ func inventory(ctx context.Context) map[string]bool {
 		{metallbKinds[1], cluster.MetalLBNamespace},
 		{metallbKinds[2], cluster.MetalLBNamespace},
 	} {
-		for _, name := range names(ctx, l.kind, l.namespace) {
-			if !strings.HasPrefix(name, "metallb-iad-probe-") {
-				out[l.kind.Kind+" "+name] = true
-			}
-		}
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(s.kind.GroupVersion().WithKind(s.kind.Kind + "List"))
+		out = append(out, testkit.Sight{Kind: s.kind.Kind, List: list, Namespace: s.namespace,
+			Skip: func(name string) bool { return strings.HasPrefix(name, "metallb-iad-probe-") }})
 	}
 	return out
-}
-
-// leftBehind lists what is there now that was not in before.
-func leftBehind(ctx context.Context, before map[string]bool) []string {
-	GinkgoHelper()
-	var left []string
-	for o := range inventory(ctx) {
-		if !before[o] {
-			left = append(left, o)
-		}
-	}
-	slices.Sort(left)
-	return left
 }
