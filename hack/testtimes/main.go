@@ -144,7 +144,9 @@ func short(pkg string) string {
 
 // print writes the package times, longest first, and the n slowest tests.
 func (r *report) print(w io.Writer, n int) {
-	longest := func(a, b timing) int { return cmp.Or(cmp.Compare(b.Elapsed, a.Elapsed), strings.Compare(a.Name, b.Name)) }
+	longest := func(a, b timing) int {
+		return cmp.Or(cmp.Compare(b.Elapsed, a.Elapsed), strings.Compare(a.Name, b.Name))
+	}
 	packages := slices.Clone(r.Packages)
 	slices.SortFunc(packages, longest)
 	var total time.Duration
