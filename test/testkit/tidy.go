@@ -18,6 +18,7 @@ package testkit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -114,11 +115,16 @@ func (k *Kit) tidyUp(t *testing.T, r *tidy) {
 	namespaces, owned := slices.Clone(r.namespaces), slices.Clone(r.owned)
 	k.mu.Unlock()
 	var classes []string
-	for _, o := range owned {
-		if _, ok := o.(*v1alpha1.IPAddressClass); ok {
+	owned = slices.DeleteFunc(owned, func(o client.Object) bool {
+		switch o.(type) {
+		case *v1alpha1.IPAddressClass:
 			classes = append(classes, o.GetName())
+		case *corev1.Namespace: // tidied as Namespace makes them
+			namespaces = append(namespaces, o.GetName())
+			return true
 		}
-	}
+		return false
+	})
 	for _, ns := range namespaces {
 		for _, kind := range []client.Object{&v1alpha1.IPAddressClaim{}, &corev1.Service{}} {
 			if err := k.DeleteAllOf(ctx, kind, client.InNamespace(ns)); err != nil && !apierrors.IsNotFound(err) {
@@ -218,19 +224,35 @@ func (k *Kit) addressesOf(ctx context.Context, classes, namespaces []string) ([]
 // keeps it.
 func (k *Kit) waitGone(ctx context.Context, o client.Object) error {
 	live := o.DeepCopyObject().(client.Object)
+	seen := false // whether a look found it, so that live says what keeps it
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, k.tidying.Within, true, func(ctx context.Context) (bool, error) {
-		last = k.Get(ctx, client.ObjectKeyFromObject(o), live)
-		return apierrors.IsNotFound(last), nil
+		got := o.DeepCopyObject().(client.Object)
+		switch last = k.Get(ctx, client.ObjectKeyFromObject(o), got); {
+		case last == nil:
+			live, seen = got, true
+		case apierrors.IsNotFound(last):
+			return true, nil
+		}
+		return false, nil
 	})
 	switch {
 	case err == nil:
 		return nil
-	case last != nil:
+	case !seen:
 		return last
-	default:
-		return fmt.Errorf("finalizers %v", live.GetFinalizers())
+	case live.GetDeletionTimestamp() == nil:
+		return errors.New("not deleted")
 	}
+	why := fmt.Sprintf("deleted, finalizers %v", live.GetFinalizers())
+	if ns, ok := live.(*corev1.Namespace); ok {
+		for _, c := range ns.Status.Conditions {
+			if c.Status == corev1.ConditionTrue {
+				why += fmt.Sprintf("; %s: %s", c.Type, c.Message)
+			}
+		}
+	}
+	return errors.New(why)
 }
 
 // Sight is one kind a package's final check looks at: List's kind, in
@@ -276,12 +298,14 @@ func (k *Kit) Inventory(ctx context.Context, sights []Sight) (Inventory, error) 
 // anything stays.
 func (k *Kit) Leaks(ctx context.Context, before Inventory, sights []Sight, within time.Duration) ([]string, error) {
 	var left []string
+	looked := false
 	var last error
 	_ = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, within, true, func(ctx context.Context) (bool, error) {
 		now, err := k.Inventory(ctx, sights)
 		if last = err; err != nil {
 			return false, nil
 		}
+		looked = true
 		left = left[:0]
 		for o := range now {
 			if !before[o] {
@@ -290,8 +314,12 @@ func (k *Kit) Leaks(ctx context.Context, before Inventory, sights []Sight, withi
 		}
 		return len(left) == 0, nil
 	})
+	if !looked {
+		return nil, last
+	}
+	// The last look may have failed on the deadline: the one before says.
 	slices.Sort(left)
-	return left, last
+	return left, nil
 }
 
 // LeftBehind is the end of a package's TestMain once its tests passed: it
