@@ -68,6 +68,6 @@ func TestAcceptsClassAccess(t *testing.T) {
 		expr("example.com/public", metav1.LabelSelectorOpDoesNotExist),
 	} {
 		c := class("access-ok-"+string(rune('a'+i)), withSelector(sel), func(c *v1alpha1.IPAddressClass) { c.Spec.AddressesPerNamespace = &zero })
-		g.Expect(k8s.Create(t.Context(), c)).To(Succeed(), "selector %v", sel)
+		kit.Make(t, g, c)
 	}
 }

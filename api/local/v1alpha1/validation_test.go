@@ -34,9 +34,13 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
-var k8s client.Client
+var (
+	k8s client.Client
+	kit *testkit.Kit
+)
 
 const ns = "validation"
 
@@ -59,7 +63,22 @@ func TestMain(m *testing.M) {
 		if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			panic(err)
 		}
-		return m.Run()
+		// What a test creates is deleted when it ends (nothing here holds a
+		// finalizer), and the package fails if anything is left.
+		kit = testkit.New(k8s).Tidy(testkit.Tidying{Within: 30 * time.Second})
+		sights := []testkit.Sight{
+			{Kind: "IPAddressClass", List: &v1alpha1.IPAddressClassList{}},
+			{Kind: "IPAddress", List: &v1alpha1.IPAddressList{}},
+			{Kind: "IPAddressClaim", List: &v1alpha1.IPAddressClaimList{}},
+		}
+		before, err := kit.Inventory(context.Background(), sights)
+		if err != nil {
+			panic(err)
+		}
+		if code := m.Run(); code != 0 {
+			return code
+		}
+		return kit.LeftBehind(before, sights, 30*time.Second)
 	}())
 }
 
@@ -175,11 +194,11 @@ func TestRejectsBadUpdates(t *testing.T) {
 	a := address("ip-203-0-113-50", "203.0.113.50", func(a *v1alpha1.IPAddress) {
 		a.Spec.ClaimRef = &v1alpha1.ClaimReference{Namespace: ns, Name: "web"}
 	})
-	g.Expect(k8s.Create(ctx, a)).To(Succeed())
+	kit.Make(t, g, a)
 	c := class("immutable")
-	g.Expect(k8s.Create(ctx, c)).To(Succeed())
+	kit.Make(t, g, c)
 	cl := claim("immutable")
-	g.Expect(k8s.Create(ctx, cl)).To(Succeed())
+	kit.Make(t, g, cl)
 
 	cases := []struct {
 		name   string
@@ -237,7 +256,7 @@ func TestAcceptsGoodObjectsWithDefaults(t *testing.T) {
 	t.Run("IPv4 address", func(t *testing.T) {
 		g := NewWithT(t)
 		a := address("ip-203-0-113-7", "203.0.113.7")
-		g.Expect(k8s.Create(ctx, a)).To(Succeed())
+		kit.Make(t, g, a)
 		g.Expect(a.Spec.ReclaimPolicy).To(Equal(v1alpha1.ReclaimRetain))
 	})
 	t.Run("IPv6 address wrapping a provider reservation, pre-bound", func(t *testing.T) {
@@ -247,7 +266,7 @@ func TestAcceptsGoodObjectsWithDefaults(t *testing.T) {
 			a.Spec.ReclaimPolicy = v1alpha1.ReclaimDelete
 			a.Spec.ClaimRef = &v1alpha1.ClaimReference{Namespace: "tenant-a", Name: "web"}
 		})
-		g.Expect(k8s.Create(ctx, a)).To(Succeed())
+		kit.Make(t, g, a)
 		g.Expect(a.Spec.ReclaimPolicy).To(Equal(v1alpha1.ReclaimDelete))
 	})
 	t.Run("class with parameters kept as written", func(t *testing.T) {
@@ -256,7 +275,7 @@ func TestAcceptsGoodObjectsWithDefaults(t *testing.T) {
 			c.Spec.Parameters = &runtime.RawExtension{Raw: []byte(`{"addresses":["203.0.113.0/24"],"anything":{"nested":[1,2]}}`)}
 			c.Spec.ReleaseDelay = &metav1.Duration{Duration: 90 * time.Minute}
 		})
-		g.Expect(k8s.Create(ctx, c)).To(Succeed())
+		kit.Make(t, g, c)
 		got := &v1alpha1.IPAddressClass{}
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), got)).To(Succeed())
 		g.Expect(got.Spec.ReclaimPolicy).To(Equal(v1alpha1.ReclaimRetain))
@@ -265,22 +284,22 @@ func TestAcceptsGoodObjectsWithDefaults(t *testing.T) {
 	})
 	t.Run("zero releaseDelay", func(t *testing.T) {
 		g := NewWithT(t)
-		g.Expect(k8s.Create(ctx, class("instant", func(c *v1alpha1.IPAddressClass) {
+		kit.Make(t, g, class("instant", func(c *v1alpha1.IPAddressClass) {
 			c.Spec.ReleaseDelay = &metav1.Duration{}
-		}))).To(Succeed())
+		}))
 	})
 	t.Run("claim with nothing set defaults to IPv4", func(t *testing.T) {
 		g := NewWithT(t)
 		c := claim("defaults")
-		g.Expect(k8s.Create(ctx, c)).To(Succeed())
+		kit.Make(t, g, c)
 		g.Expect(c.Spec.Family).To(Equal(v1alpha1.IPv4))
 	})
 	t.Run("claim naming an address", func(t *testing.T) {
 		g := NewWithT(t)
-		g.Expect(k8s.Create(ctx, claim("named", func(c *v1alpha1.IPAddressClaim) {
+		kit.Make(t, g, claim("named", func(c *v1alpha1.IPAddressClaim) {
 			c.Spec.ClassName = "public"
 			c.Spec.AddressName = "ip-203-0-113-7"
-		}))).To(Succeed())
+		}))
 	})
 }
 
