@@ -82,13 +82,13 @@ TEST_ENV = KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_
 	CILIUM_ASSETS="$(CILIUM_ASSETS)" PROMETHEUS_OPERATOR_CRDS="$(PROMETHEUS_OPERATOR_CRDS)"
 
 # Most of the suite waits on API servers and MetalLB rather than the CPU:
-# packages run TEST_P at a time, each with its own control plane, and tests
-# that call t.Parallel TEST_PARALLEL at a time within a package.
+# packages run TEST_P at a time, each with its own control plane. (Within a
+# package, tests that call t.Parallel run as many at a time as its TestMain
+# says, testkit.Parallel: Ginkgo's suites refuse go test -parallel.)
 TEST_P ?= 4
-TEST_PARALLEL ?= 8
 # Where make test keeps the go test -json stream: make test-times reads it.
 TEST_REPORT ?= test-report.json
-GO_TEST = $(TEST_ENV) go test -tags=e2e,cilium -p $(TEST_P) -parallel $(TEST_PARALLEL)
+GO_TEST = $(TEST_ENV) go test -tags=e2e,cilium -p $(TEST_P)
 
 .PHONY: test
 test: verify-generated fmt vet control-plane helm kubebuilder prometheus-operator-crds cilium ## Run every test: unit, integration and end-to-end (local harness, both drivers), on the local control plane.

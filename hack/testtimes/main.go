@@ -30,6 +30,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -108,6 +109,10 @@ func read(in io.Reader, out io.Writer) (*report, error) {
 			if e.Action == "fail" {
 				r.Failed = true
 				fmt.Fprint(out, strings.Join(pending[key], ""))
+				if e.Test == "" {
+					// Tests that never ended: the package exited under them.
+					flush(out, pending, e.Package)
+				}
 			}
 			delete(pending, key)
 			switch {
@@ -123,6 +128,17 @@ func read(in io.Reader, out io.Writer) (*report, error) {
 		}
 	}
 	return r, sc.Err()
+}
+
+// flush prints and forgets the output of every test of pkg still running.
+func flush(out io.Writer, pending map[string][]string, pkg string) {
+	keys := slices.Sorted(maps.Keys(pending))
+	for _, k := range keys {
+		if strings.HasPrefix(k, pkg+" ") {
+			fmt.Fprint(out, strings.Join(pending[k], ""))
+			delete(pending, k)
+		}
+	}
 }
 
 // isResultLine says whether a package's output line is its summary ("ok",

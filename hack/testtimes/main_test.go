@@ -37,6 +37,10 @@ func TestRead(t *testing.T) {
 {"Action":"fail","Package":"m/b","Test":"TestBroken","Elapsed":31}
 {"Action":"output","Package":"m/b","Output":"FAIL\tm/b\t31.2s\n"}
 {"Action":"fail","Package":"m/b","Elapsed":31.2}
+{"Action":"run","Package":"m/c","Test":"TestE2E"}
+{"Action":"output","Package":"m/c","Test":"TestE2E","Output":"refused a flag\n"}
+{"Action":"output","Package":"m/c","Output":"FAIL\tm/c\t0.2s\n"}
+{"Action":"fail","Package":"m/c","Elapsed":0.2}
 `
 	var out strings.Builder
 	r, err := read(strings.NewReader(run), &out)
@@ -47,7 +51,7 @@ func TestRead(t *testing.T) {
 		t.Error("a failed test fails the run")
 	}
 	echoed := out.String()
-	for _, want := range []string{"ok  \tm/a", "want 1, got 2", "FAIL\tm/b"} {
+	for _, want := range []string{"ok  \tm/a", "want 1, got 2", "FAIL\tm/b", "refused a flag"} {
 		if !strings.Contains(echoed, want) {
 			t.Errorf("echo lacks %q:\n%s", want, echoed)
 		}

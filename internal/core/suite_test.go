@@ -61,6 +61,7 @@ var (
 // (neither the core nor the tests set owner references), and no test deletes
 // a namespace of its own accord.
 func TestMain(m *testing.M) {
+	testkit.Parallel(8)
 	os.Exit(func() int {
 		var err error
 		testCluster, err = cluster.Start(cluster.Options{WithoutMetalLB: true})

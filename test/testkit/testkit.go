@@ -18,10 +18,12 @@ package testkit
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -348,4 +350,20 @@ func Rounds(quick, stress int) int {
 		return stress
 	}
 	return quick
+}
+
+// Parallel makes the package's tests that call t.Parallel run n at a time,
+// unless -parallel was given: a package whose tests wait on an API server
+// and MetalLB rather than the CPU calls it in TestMain. (Go's default is
+// GOMAXPROCS, two on CI; make test cannot pass -parallel to every package,
+// since Ginkgo's suites refuse it.)
+func Parallel(n int) {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }

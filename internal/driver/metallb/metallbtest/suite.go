@@ -92,6 +92,7 @@ var managers struct {
 // managers if opts asks), runs the tests, stops everything and returns the
 // exit code.
 func Main(m *testing.M, opts Options) int {
+	testkit.Parallel(8)
 	var err error
 	if Cluster, err = cluster.Start(cluster.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
