@@ -89,10 +89,12 @@ TEST_P ?= 4
 # Where make test keeps the go test -json stream: make test-times reads it.
 TEST_REPORT ?= test-report.json
 GO_TEST = $(TEST_ENV) go test -tags=e2e,cilium -p $(TEST_P)
+# The longest packages first, so that none starts last and runs alone.
+TEST_PACKAGES ?= ./test/e2e/ ./test/bench/ ./test/charts/ ./internal/driver/cilium/ ./...
 
 .PHONY: test
 test: verify-generated fmt vet control-plane helm kubebuilder prometheus-operator-crds cilium ## Run every test: unit, integration and end-to-end (local harness, both drivers), on the local control plane.
-	$(GO_TEST) -timeout 30m ./... -coverprofile cover.out -json | tee $(TEST_REPORT) | go run ./hack/testtimes
+	$(GO_TEST) -timeout 30m $(TEST_PACKAGES) -coverprofile cover.out -json | tee $(TEST_REPORT) | go run ./hack/testtimes
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 .PHONY: test-times

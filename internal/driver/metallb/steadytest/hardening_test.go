@@ -44,6 +44,11 @@ func TestADuplicateSettlesInOnePhase(t *testing.T) {
 
 	g.Eventually(mt.Kit.StateOfAddress(g, dup.Name), mt.Timeout, mt.Tick).Should(Equal(
 		testkit.AddressState{Phase: v1alpha1.AddressPending, Reason: v1alpha1.ReasonDuplicate}))
+	// Settled once both writers said so: the core (the phase) and the
+	// driver (Held), which may write a moment later.
+	g.Eventually(func() string {
+		return testkit.Condition(mt.Kit.Address(g, dup.Name).Status.Conditions, v1alpha1.ConditionHeld).Reason
+	}, mt.Timeout, mt.Tick).Should(Equal(v1alpha1.ReasonDuplicate))
 	settled := mt.Kit.Address(g, dup.Name).ResourceVersion
 	g.Consistently(func() string { return mt.Kit.Address(g, dup.Name).ResourceVersion }, 3*time.Second, mt.Tick).Should(Equal(settled),
 		"nobody rewrites a settled duplicate")
