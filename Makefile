@@ -90,11 +90,13 @@ TEST_P ?= 4
 TEST_REPORT ?= test-report.json
 GO_TEST = $(TEST_ENV) go test -tags=e2e,cilium -p $(TEST_P)
 # The longest packages first, so that none starts last and runs alone.
+# make test runs with -count=1: go test's cache does not see the cluster's
+# binaries in bin/, which the integration tests run.
 TEST_PACKAGES ?= ./test/e2e/ ./test/bench/ ./test/charts/ ./internal/driver/cilium/ ./...
 
 .PHONY: test
 test: verify-generated fmt vet control-plane helm kubebuilder prometheus-operator-crds cilium ## Run every test: unit, integration and end-to-end (local harness, both drivers), on the local control plane.
-	$(GO_TEST) -timeout 30m $(TEST_PACKAGES) -coverprofile cover.out -json | tee $(TEST_REPORT) | go run ./hack/testtimes
+	$(GO_TEST) -count=1 -timeout 30m $(TEST_PACKAGES) -coverprofile cover.out -json | tee $(TEST_REPORT) | go run ./hack/testtimes
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 .PHONY: test-times
