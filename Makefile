@@ -108,7 +108,7 @@ test-times: ## Print each package's time and the 20 slowest tests of the last ma
 # The tests that sample a rate (how often a contender gets an address over
 # many handoffs) run a few rounds in make test and their full count here
 # (testkit.Rounds reads TEST_STRESS).
-STRESS_PACKAGES ?= ./internal/driver/metallb/...
+STRESS_PACKAGES ?= ./internal/driver/metallb/steadytest/ ./internal/driver/metallb/stoptest/
 
 .PHONY: test-stress
 test-stress: control-plane ## Run the rate-sampling tests at full count (200 handoffs each with a contender), as docs/performance.md quotes them.
