@@ -37,6 +37,7 @@ import (
 	. "github.com/onsi/gomega"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,6 +46,7 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver/cilium"
 	"github.com/cozystack/address-controller/internal/manager"
+	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/e2e/harness"
 	"github.com/cozystack/address-controller/test/testkit"
 )
@@ -75,8 +77,27 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		kit = testkit.New(c)
+		// What a test makes is removed when it ends (the managers still
+		// run), and the package fails if anything is left.
+		kit = testkit.New(c).Tidy(testkit.Tidying{Within: timeout})
+		pools := &unstructured.UnstructuredList{}
+		pools.SetGroupVersionKind(cilium.PoolGVK.GroupVersion().WithKind(cilium.PoolGVK.Kind + "List"))
+		sights := []testkit.Sight{
+			{Kind: "Namespace", List: &corev1.NamespaceList{}},
+			{Kind: "IPAddressClass", List: &v1alpha1.IPAddressClassList{}},
+			{Kind: "IPAddress", List: &v1alpha1.IPAddressList{}},
+			{Kind: "Service", List: &corev1.ServiceList{}, Namespace: h.PlaceholderNamespace()},
+			{Kind: cilium.PoolGVK.Kind, List: pools},
+		}
+		before, err := kit.Inventory(ctx, sights)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 		code := m.Run()
+		if code == 0 {
+			code = kit.LeftBehind(before, sights, time.Minute)
+		}
 		if code != 0 {
 			for _, mgr := range []harness.Manager{harness.Core, harness.CiliumDriver} {
 				fmt.Fprintf(os.Stderr, "--- %s log ---\n%s\n", mgr, h.Log(mgr))
@@ -123,6 +144,7 @@ func holders(g Gomega, ip string) func() []string {
 func TestFlagshipFlow(t *testing.T) {
 	g := NewWithT(t)
 	const ns = "tenant-flagship"
+	kit.Own(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, b.Class("flagship", ""))
 	kubectl(t, `
 apiVersion: v1
 kind: Namespace
