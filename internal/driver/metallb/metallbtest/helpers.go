@@ -137,3 +137,16 @@ func ServiceEvents(g Gomega, ns, name string) []string {
 	}
 	return out
 }
+
+// SetParameters replaces a class's parameters, reading it again after a
+// conflict: the managers write the class too (its finalizer).
+func SetParameters(g Gomega, class, parameters string) {
+	g.Eventually(func() error {
+		c := &v1alpha1.IPAddressClass{}
+		if err := Client.Get(context.Background(), client.ObjectKey{Name: class}, c); err != nil {
+			return err
+		}
+		c.Spec.Parameters = b.Class("", "", b.Parameters(parameters)).Spec.Parameters
+		return Client.Update(context.Background(), c)
+	}, Timeout, Tick).Should(Succeed(), "class %s takes parameters %s", class, parameters)
+}

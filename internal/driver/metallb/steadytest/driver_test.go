@@ -24,7 +24,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
@@ -77,9 +76,7 @@ func TestClassRendersPoolAndAdvertisement(t *testing.T) {
 		g.Expect(strs(adv.Object, "spec", "peers")).To(Equal([]string{"peer-a"}))
 		g.Expect(mt.Rendered("L2Advertisement", name)()).To(BeNil())
 
-		g.Expect(mt.Client.Get(context.Background(), client.ObjectKeyFromObject(c), c)).To(Succeed())
-		c.Spec.Parameters = b.Class("", "", b.Parameters(`{"addresses": ["`+v4+`"]}`)).Spec.Parameters
-		g.Expect(mt.Client.Update(context.Background(), c)).To(Succeed())
+		mt.SetParameters(g, name, `{"addresses": ["`+v4+`"]}`)
 		g.Eventually(mt.Rendered("L2Advertisement", name), mt.Timeout, mt.Tick).ShouldNot(BeNil())
 		g.Eventually(mt.Rendered("BGPAdvertisement", name), mt.Timeout, mt.Tick).Should(BeNil())
 	})
@@ -115,9 +112,7 @@ func TestInvalidAndOverlappingParameters(t *testing.T) {
 		c := b.Class(name, mt.Provisioner, b.Parameters(cases[1].params))
 		mt.Kit.Make(t, g, c)
 		g.Eventually(mt.Kit.EventsAbout(g, c, cases[1].reason), mt.Timeout, mt.Tick).Should(ContainElement(ContainSubstring(cases[1].says)))
-		g.Expect(mt.Kit.Get(context.Background(), client.ObjectKeyFromObject(c), c)).To(Succeed())
-		c.Spec.Parameters = b.Class("", "", b.Parameters(cases[0].params)).Spec.Parameters
-		g.Expect(mt.Kit.Update(context.Background(), c)).To(Succeed())
+		mt.SetParameters(g, name, cases[0].params)
 		g.Eventually(mt.ClassCondition(g, name), mt.Timeout, mt.Tick).Should(ContainSubstring(cases[0].says))
 		g.Eventually(mt.Kit.EventsAbout(g, c, cases[0].reason), mt.Timeout, mt.Tick).Should(ContainElement(ContainSubstring(cases[0].says)))
 	})
@@ -228,10 +223,7 @@ func TestShrinkingAClassKeepsItsAddresses(t *testing.T) {
 	ns, class, _, addr := mt.ClaimedAndHeld(t, g)
 	other, _ := mt.FreshRange()
 
-	c := &v1alpha1.IPAddressClass{}
-	g.Expect(mt.Client.Get(context.Background(), client.ObjectKey{Name: class}, c)).To(Succeed())
-	c.Spec.Parameters = b.Class("", "", b.Parameters(`{"addresses": ["`+other+`"]}`)).Spec.Parameters
-	g.Expect(mt.Client.Update(context.Background(), c)).To(Succeed())
+	mt.SetParameters(g, class, `{"addresses": ["`+other+`"]}`)
 
 	g.Eventually(mt.ClassCondition(g, class), mt.Timeout, mt.Tick).Should(And(HavePrefix("True AddressesOutsideRange"), ContainSubstring(addr.Address)))
 	g.Expect(strs(mt.Rendered("IPAddressPool", class)().Object, "spec", "addresses")).To(ConsistOf(other, addr.Address+"/32"))

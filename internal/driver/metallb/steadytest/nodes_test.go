@@ -69,8 +69,6 @@ func TestClassSelectingNoNodeSaysSo(t *testing.T) {
 	g.Eventually(mt.ClassCondition(g, name), mt.Timeout, mt.Tick).Should(HavePrefix("True NoNodeSelected"))
 
 	// Without selectors every node may announce: nothing to say.
-	g.Expect(mt.Client.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
-	c.Spec.Parameters = b.Class("", "", b.Parameters(`{"addresses": ["`+v4+`"]}`)).Spec.Parameters
-	g.Expect(mt.Client.Update(ctx, c)).To(Succeed())
+	mt.SetParameters(g, name, `{"addresses": ["`+v4+`"]}`)
 	g.Eventually(mt.ClassCondition(g, name), mt.Timeout, mt.Tick).Should(HavePrefix("True Rendered"))
 }
