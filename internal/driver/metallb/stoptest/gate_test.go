@@ -64,6 +64,9 @@ func TestNoReleaseWhileMetalLBIgnoresSingleEvents(t *testing.T) {
 	// The claim goes; its address waits for the driver, which waits for
 	// MetalLB, and says so.
 	g.Expect(mt.Client.Delete(ctx, mt.Kit.Claim(g, ns, "web"))).To(Succeed())
+	// A full pass answers only a question already out: the nudge waits for
+	// the driver to ask, or the answer waits for MetalLB's next retry.
+	g.Eventually(questionOut(g), mt.Timeout, mt.Tick).Should(BeTrue(), "the driver asks MetalLB before it releases")
 	nudge := unrelatedPool(t, g) // a full pass at once, which fails again
 	g.Eventually(driverSeries(g, "metallb_iad_metallb_ready"), mt.Timeout, mt.Tick).Should(Equal(0.0))
 	g.Consistently(func() []string { return mt.Placeholders(g, addr.Name)() }, 5*time.Second, mt.Tick).Should(Equal(hold),
@@ -97,6 +100,23 @@ func TestNoReleaseWhileMetalLBIgnoresSingleEvents(t *testing.T) {
 	// Other tests' leftovers may cost tombstones of their own in this
 	// process; none was made for this claim's hold or request.
 	g.Expect(buried()).NotTo(ContainElement(BeElementOf(hold[0], "hold-"+addr.Name, "alloc-"+string(claimUID)+"-v4")))
+}
+
+// questionOut tells whether every probe of one of the driver's sets carries
+// a question MetalLB has not answered yet.
+func questionOut(g Gomega) func() bool {
+	return func() bool {
+		list := &corev1.ServiceList{}
+		g.Expect(mt.Client.List(context.Background(), list, client.InNamespace(mt.PlaceholderNS))).To(Succeed())
+		asked := map[string]int{}
+		for _, svc := range list.Items {
+			set, ok := strings.CutPrefix(svc.Name, "metallb-iad-probe-")
+			if ok && len(set) == 2 && svc.Annotations["metallb.io/ip-allocated-from-pool"] != "" {
+				asked[set[:1]]++
+			}
+		}
+		return asked["a"] == 5 || asked["b"] == 5
+	}
 }
 
 // tombstonesMade watches the placeholder namespace until t ends, and returns
