@@ -96,8 +96,16 @@ GO_TEST = $(TEST_ENV) go test -tags=e2e,cilium -p $(TEST_P)
 # binaries in bin/, which the integration tests run.
 TEST_PACKAGES ?= ./test/e2e/ ./test/bench/ ./test/charts/ ./internal/driver/cilium/ ./...
 
+# What the tests need built, side by side: from empty caches a build spends
+# much of its time waiting on module downloads and on its link, which uses one
+# core, so another build fills the gaps (docs/development.md, "Building from
+# empty caches").
+TEST_TOOLS := vet control-plane helm kubebuilder prometheus-operator-crds cilium
+TOOL_JOBS ?= 4
+
 .PHONY: test
-test: verify-generated fmt vet control-plane helm kubebuilder prometheus-operator-crds cilium ## Run every test: unit, integration and end-to-end (local harness, both drivers), on the local control plane.
+test: verify-generated fmt ## Run every test: unit, integration and end-to-end (local harness, both drivers), on the local control plane.
+	@$(MAKE) --no-print-directory -j$(TOOL_JOBS) $(TEST_TOOLS)
 	$(GO_TEST) -count=1 -timeout 30m $(TEST_PACKAGES) -coverprofile cover.out -json | tee $(TEST_REPORT) | go run ./hack/testtimes
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
 
@@ -381,6 +389,21 @@ mv "$(1).partial" "$(1)"; \
 }
 endef
 
+# build-tools builds the packages $(3) of tools module hack/tools/$(2) into
+# folder $(1), with linker flags $(4), in one go build so that what they share
+# is compiled once; packages whose binary exists already are left out.
+define build-tools
+@missing=; for p in $(3); do [ -x "$(1)/$${p##*/}" ] || missing="$$missing $$p"; done; \
+[ -z "$$missing" ] || { \
+set -e; \
+echo "Building$$(for p in $$missing; do printf ' %s' "$${p##*/}"; done) from hack/tools/$(2)"; \
+mkdir -p "$(1)/.partial"; \
+cd "$(TOOLS_DIR)/$(2)" && go build -ldflags '$(4)' -o "$(1)/.partial/" $$missing; \
+for p in $$missing; do mv "$(1)/.partial/$${p##*/}" "$(1)/"; done; \
+rmdir "$(1)/.partial"; \
+}
+endef
+
 # link-tool points the unversioned name $(1) at the versioned binary $(2).
 define link-tool
 @[ "$$(readlink -- "$(1)" 2>/dev/null)" = "$(2)" ] || { mkdir -p "$(dir $(1))"; ln -sf "$(2)" "$(1)"; }
@@ -419,8 +442,9 @@ $(LOCALBIN)/kind-$(KIND_VERSION):
 .PHONY: kubectl
 kubectl: $(ENVTEST_ASSETS)/kubectl ## Build the pinned kubectl locally if necessary.
 
-$(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/kube-controller-manager $(ENVTEST_ASSETS)/kubectl:
-	$(call build-tool,$@,kube,k8s.io/kubernetes/cmd/$(notdir $@),$(KUBE_LDFLAGS))
+# One module at one version: built together, whichever of them is missing.
+$(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/kube-controller-manager $(ENVTEST_ASSETS)/kubectl &:
+	$(call build-tools,$(ENVTEST_ASSETS),kube,$(addprefix k8s.io/kubernetes/cmd/,kube-apiserver kube-controller-manager kubectl),$(KUBE_LDFLAGS))
 
 $(ENVTEST_ASSETS)/etcd: $(LOCALBIN)/etcd-$(ETCD_VERSION)
 	$(call link-tool,$@,$<)
@@ -429,11 +453,9 @@ $(LOCALBIN)/etcd-$(ETCD_VERSION):
 
 .PHONY: metallb
 metallb: $(METALLB_ASSETS)/controller $(METALLB_ASSETS)/speaker $(METALLB_ASSETS)/crds ## Build the MetalLB controller and speaker and copy the CRDs locally if necessary.
-$(METALLB_ASSETS)/controller:
-	$(call build-tool,$@,metallb,go.universe.tf/metallb/controller)
 # The speaker answers ARP for the wire test bed (test/wire).
-$(METALLB_ASSETS)/speaker:
-	$(call build-tool,$@,metallb,go.universe.tf/metallb/speaker)
+$(METALLB_ASSETS)/controller $(METALLB_ASSETS)/speaker &:
+	$(call build-tools,$(METALLB_ASSETS),metallb,go.universe.tf/metallb/controller go.universe.tf/metallb/speaker)
 $(METALLB_ASSETS)/crds:
 	@mkdir -p "$@.partial"
 	cd "$(TOOLS_DIR)/metallb" && go mod download go.universe.tf/metallb
