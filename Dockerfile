@@ -8,6 +8,8 @@ FROM ${BASE_IMAGE} AS builder
 ARG TARGETOS
 ARG TARGETARCH
 ARG BINARY=address-controller
+# VERSION is the release the binary reports (--version, its first log line).
+ARG VERSION=
 
 WORKDIR /workspace
 # Copy the Go Modules manifests and download dependencies in their own layer,
@@ -23,7 +25,9 @@ COPY internal/ internal/
 
 # GOARCH has no default, so the binary matches the platform the image is built for.
 RUN test -d "cmd/${BINARY}" || { echo "BINARY must be address-controller, metallb-iad or cilium-iad, not '${BINARY}'" >&2; exit 1; }
-RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} go build -trimpath -o /manager "./cmd/${BINARY}"
+RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} go build -trimpath \
+    -ldflags "-X github.com/cozystack/address-controller/internal/version.version=${VERSION}" \
+    -o /manager "./cmd/${BINARY}"
 
 # Use distroless as minimal base image to package the manager binary
 # Refer to https://github.com/GoogleContainerTools/distroless for more details

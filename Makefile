@@ -5,6 +5,11 @@ CORE_IMG ?= $(REGISTRY)/address-controller:$(TAG)
 DRIVER_IMG ?= $(REGISTRY)/metallb-iad:$(TAG)
 CILIUM_DRIVER_IMG ?= $(REGISTRY)/cilium-iad:$(TAG)
 
+# VERSION is the release the binaries report (--version and their first log
+# line): the v* tag at HEAD's history, else none and they say "(devel)".
+VERSION ?= $(shell git describe --tags --match 'v*' 2>/dev/null)
+GO_LDFLAGS := -X github.com/cozystack/address-controller/internal/version.version=$(VERSION)
+
 # YEAR is fixed so that regenerating code in a later year leaves no diff.
 YEAR ?= 2026
 
@@ -177,9 +182,7 @@ verify-generated: ## Regenerate every generated file and fail if any was stale (
 
 .PHONY: build
 build: manifests generate fmt vet ## Build the manager binaries: the core and each driver.
-	go build -o bin/address-controller ./cmd/address-controller
-	go build -o bin/metallb-iad ./cmd/metallb-iad
-	go build -o bin/cilium-iad ./cmd/cilium-iad
+	go build -ldflags '$(GO_LDFLAGS)' -o bin/ ./cmd/address-controller ./cmd/metallb-iad ./cmd/cilium-iad
 
 .PHONY: run-address-controller
 run-address-controller: manifests generate fmt vet ## Run the core manager against the cluster in KUBECONFIG.
@@ -205,9 +208,9 @@ demo-down: ## Stop a running make demo and remove what it left.
 # If you wish to build the manager image targeting other platforms you can use the --platform flag.
 .PHONY: docker-build
 docker-build: ## Build the manager images.
-	$(CONTAINER_TOOL) build --build-arg BINARY=address-controller -t $(CORE_IMG) .
-	$(CONTAINER_TOOL) build --build-arg BINARY=metallb-iad -t $(DRIVER_IMG) .
-	$(CONTAINER_TOOL) build --build-arg BINARY=cilium-iad -t $(CILIUM_DRIVER_IMG) .
+	$(CONTAINER_TOOL) build --build-arg BINARY=address-controller --build-arg VERSION=$(VERSION) -t $(CORE_IMG) .
+	$(CONTAINER_TOOL) build --build-arg BINARY=metallb-iad --build-arg VERSION=$(VERSION) -t $(DRIVER_IMG) .
+	$(CONTAINER_TOOL) build --build-arg BINARY=cilium-iad --build-arg VERSION=$(VERSION) -t $(CILIUM_DRIVER_IMG) .
 
 .PHONY: docker-push
 docker-push: ## Push the manager images.

@@ -18,24 +18,37 @@ package manager
 
 import (
 	"flag"
+	"fmt"
 	"os"
+	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/cozystack/address-controller/internal/version"
 )
 
 // Main is a manager binary's whole life: it registers the shared flags
 // (with leaseID as the default leader lease) and the binary's own (bind),
 // parses them, builds the manager (tune scopes its cache), lets setup
 // register the controllers, and runs until a signal. It exits the process
-// on any failure, after logging it.
+// on any failure, after logging it. With --version it prints which build it
+// is and exits.
 func Main(leaseID string, bind func(*flag.FlagSet), setup func(ctrl.Manager) error, tune ...func(*ctrl.Options)) {
 	var opts Options
+	binary, _, _ := strings.Cut(leaseID, ".")
 	opts.BindFlags(flag.CommandLine, leaseID)
 	bind(flag.CommandLine)
+	showVersion := flag.Bool("version", false, "Print the binary's version, commit, Go version and platform, and exit.")
 	flag.Parse()
+	build := version.Get()
+	if *showVersion {
+		fmt.Println(build.Line(binary))
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.Zap)))
 	log := ctrl.Log.WithName("setup")
+	log.Info("Starting "+binary, "version", build.Version, "commit", build.Commit, "go", build.GoVersion, "platform", build.Platform)
 	soft, err := applyMemoryLimit(os.Getenv)
 	if err != nil {
 		log.Error(err, "Failed to set the Go runtime's memory limit")

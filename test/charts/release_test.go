@@ -69,6 +69,7 @@ func TestReleasedChartsPullPublishedImages(t *testing.T) {
 			g.Expect(plan).To(HaveKeyWithValue("kind", "release"))
 			version := strings.TrimPrefix(tag, "v")
 			g.Expect(plan).To(HaveKeyWithValue("version", version))
+			g.Expect(plan).To(HaveKeyWithValue("binary_version", tag), "the binaries report the tag")
 			pushed := strings.Split(plan["image_tags"], ",")
 
 			dist := t.TempDir()
@@ -103,6 +104,7 @@ func TestReleasedChartsPullPublishedImages(t *testing.T) {
 		g.Expect(plan).To(HaveKeyWithValue("kind", "main"))
 		g.Expect(plan).NotTo(HaveKey("version"))
 		g.Expect(plan).To(HaveKeyWithValue("image_tags", "main,main-"+plan["sha"][:7]))
+		g.Expect(plan).To(HaveKeyWithValue("binary_version", "main-"+plan["sha"][:7]))
 	})
 
 	t.Run("a tag on another commit, or not a version, publishes nothing", func(t *testing.T) {
@@ -111,4 +113,67 @@ func TestReleasedChartsPullPublishedImages(t *testing.T) {
 		g.Expect(releasePlan(t, "nightly", "nightly")).To(HaveKeyWithValue("kind", "none"))
 		g.Expect(releasePlan(t, "feature")).To(HaveKeyWithValue("kind", "none"))
 	})
+}
+
+// TestReleasesWaitForEveryWorkflow: the release workflow publishes a commit
+// only once the latest push run of every workflow passed on it.
+func TestReleasesWaitForEveryWorkflow(t *testing.T) {
+	required := []string{"Tests", "Lint", "E2E Tests (kind)"}
+	ready := func(runs ...string) map[string]string {
+		t.Helper()
+		cmd := exec.Command(repoPath(t, "hack", "release-ready.sh"), required...)
+		cmd.Stdin = strings.NewReader(strings.Join(runs, "\n") + "\n")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("release-ready.sh: %v", err)
+		}
+		got := map[string]string{}
+		for line := range strings.Lines(string(out)) {
+			k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
+			got[k] = v
+		}
+		return got
+	}
+	run := func(name, status, conclusion, event string) string {
+		return strings.Join([]string{name, status, conclusion, event}, "\t")
+	}
+	for _, tc := range []struct {
+		name                  string
+		runs                  []string
+		ready, waiting, failed string
+	}{
+		{"all passed", []string{
+			run("Tests", "completed", "success", "push"), run("Lint", "completed", "success", "push"),
+			run("E2E Tests (kind)", "completed", "success", "push"),
+		}, "true", "", ""},
+		{"one still running", []string{
+			run("Tests", "completed", "success", "push"), run("Lint", "in_progress", "", "push"),
+			run("E2E Tests (kind)", "completed", "success", "push"),
+		}, "false", "Lint", ""},
+		{"one not started, one failed", []string{
+			run("Tests", "completed", "success", "push"), run("E2E Tests (kind)", "completed", "failure", "push"),
+		}, "false", "Lint", "E2E Tests (kind)"},
+		{"a re-run that passed counts, not the failure before it", []string{
+			run("Tests", "completed", "success", "push"), run("Lint", "completed", "success", "push"),
+			run("E2E Tests (kind)", "completed", "success", "push"), run("E2E Tests (kind)", "completed", "failure", "push"),
+		}, "true", "", ""},
+		{"a pull request's run is not the push's", []string{
+			run("Tests", "completed", "success", "push"), run("Lint", "completed", "success", "pull_request"),
+			run("E2E Tests (kind)", "completed", "success", "push"),
+		}, "false", "Lint", ""},
+		{"cancelled is no pass", []string{
+			run("Tests", "completed", "cancelled", "push"), run("Lint", "completed", "success", "push"),
+			run("E2E Tests (kind)", "completed", "success", "push"),
+		}, "false", "", "Tests"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ready(tc.runs...)
+			want := map[string]string{"ready": tc.ready, "waiting": tc.waiting, "failed": tc.failed}
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("%s=%q, want %q (all: %v)", k, got[k], v, got)
+				}
+			}
+		})
+	}
 }
