@@ -108,9 +108,14 @@ TEST_PACKAGES ?= ./test/e2e/ ./test/bench/ ./test/charts/ ./internal/driver/cili
 TEST_TOOLS := vet control-plane helm kubebuilder prometheus-operator-crds cilium
 TOOL_JOBS ?= 4
 
-.PHONY: test
-test: verify-generated fmt ## Run every test: unit, integration and end-to-end (local harness, both drivers), on the local control plane.
+# A prerequisite, not a line of the test recipe: make expands a whole recipe
+# before it runs its first line, and TEST_ENV asks setup-envtest, built here.
+.PHONY: test-tools
+test-tools: verify-generated fmt
 	@$(MAKE) --no-print-directory -j$(TOOL_JOBS) $(TEST_TOOLS)
+
+.PHONY: test
+test: test-tools ## Run every test: unit, integration and end-to-end (local harness, both drivers), on the local control plane.
 	$(GO_TEST) -count=1 -timeout 30m $(TEST_PACKAGES) -coverprofile cover.out -json | tee $(TEST_REPORT) | go run ./hack/testtimes
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
 
