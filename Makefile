@@ -99,25 +99,33 @@ GO_TEST = $(TEST_ENV) go test -tags=e2e,cilium -p $(TEST_P)
 # The longest packages first, so that none starts last and runs alone.
 # make test runs with -count=1: go test's cache does not see the cluster's
 # binaries in bin/, which the integration tests run.
-TEST_PACKAGES ?= ./test/e2e/ ./test/bench/ ./test/charts/ ./internal/driver/cilium/ ./...
+TEST_PACKAGES ?= ./test/e2e/ ./test/bench/ ./test/charts/ ./internal/driver/cilium/ ./test/scaffold/ ./...
 
-# What the tests need built, side by side: from empty caches a build spends
+# What the tests need, made side by side: from empty caches a build spends
 # much of its time waiting on module downloads and on its link, which uses one
 # core, so another build fills the gaps (docs/development.md, "Building from
-# empty caches").
-TEST_TOOLS := vet control-plane helm kubebuilder prometheus-operator-crds cilium
+# empty caches"). The code's own checks go one after the other (the generated
+# files first, as vet reads them; the short fuzzing last), beside the tool
+# builds.
+TEST_TOOLS := checked-code control-plane helm kubebuilder prometheus-operator-crds cilium
 TOOL_JOBS ?= 4
+
+.PHONY: checked-code
+checked-code:
+	@$(MAKE) --no-print-directory verify-generated
+	@$(MAKE) --no-print-directory fmt
+	@$(MAKE) --no-print-directory vet
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 # A prerequisite, not a line of the test recipe: make expands a whole recipe
 # before it runs its first line, and TEST_ENV asks setup-envtest, built here.
 .PHONY: test-tools
-test-tools: verify-generated fmt
+test-tools:
 	@$(MAKE) --no-print-directory -j$(TOOL_JOBS) $(TEST_TOOLS)
 
 .PHONY: test
-test: test-tools ## Run every test: unit, integration and end-to-end (local harness, both drivers), on the local control plane.
+test: test-tools ## Run every test: generated files, vet, fuzzing, then unit, integration and end-to-end (local harness, both drivers), on the local control plane.
 	$(GO_TEST) -count=1 -timeout 30m $(TEST_PACKAGES) -coverprofile cover.out -json | tee $(TEST_REPORT) | go run ./hack/testtimes
-	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 .PHONY: test-times
 test-times: ## Print each package's time and the 20 slowest tests of the last make test (or make test-stress) again.
@@ -384,6 +392,13 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBERNETES_VERSION
 	-X k8s.io/client-go/pkg/version.gitMajor=$(word 1,$(subst ., ,$(ENVTEST_K8S_VERSION))) \
 	-X k8s.io/client-go/pkg/version.gitMinor=$(word 2,$(subst ., ,$(ENVTEST_K8S_VERSION)))
 
+# Tools are built without debug information (no DWARF in the objects or the
+# binary, no symbol table): nobody steps through kube-apiserver in a
+# debugger here, stack traces still name every frame, and compiling and
+# linking the largest of them from empty caches costs less.
+TOOL_GOFLAGS := -gcflags=all=-dwarf=false
+TOOL_LDFLAGS := -s -w
+
 # build-tool builds package $(3) of tools module hack/tools/$(2) into $(1),
 # with linker flags $(4) and extra go build flags $(5), unless $(1) exists
 # already.
@@ -392,7 +407,7 @@ define build-tool
 set -e; \
 echo "Building $(notdir $(1)) from hack/tools/$(2)"; \
 mkdir -p "$(dir $(1))"; \
-cd "$(TOOLS_DIR)/$(2)" && go build $(5) -ldflags '$(4)' -o "$(1).partial" $(3); \
+cd "$(TOOLS_DIR)/$(2)" && go build $(TOOL_GOFLAGS) $(5) -ldflags '$(TOOL_LDFLAGS) $(4)' -o "$(1).partial" $(3); \
 mv "$(1).partial" "$(1)"; \
 }
 endef
@@ -406,7 +421,7 @@ define build-tools
 set -e; \
 echo "Building$$(for p in $$missing; do printf ' %s' "$${p##*/}"; done) from hack/tools/$(2)"; \
 mkdir -p "$(1)/.partial"; \
-cd "$(TOOLS_DIR)/$(2)" && go build -ldflags '$(4)' -o "$(1)/.partial/" $$missing; \
+cd "$(TOOLS_DIR)/$(2)" && go build $(TOOL_GOFLAGS) -ldflags '$(TOOL_LDFLAGS) $(4)' -o "$(1)/.partial/" $$missing; \
 for p in $$missing; do mv "$(1)/.partial/$${p##*/}" "$(1)/"; done; \
 rmdir "$(1)/.partial"; \
 }
