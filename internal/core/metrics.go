@@ -40,13 +40,16 @@ var (
 		Help:    "Time from a claim's creation to its first Bound status.",
 		Buckets: prometheus.ExponentialBuckets(0.005, 2, 18),
 	})
-	oldestWaitingClaim = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "address_controller_oldest_unbound_claim_age_seconds",
-		Help: "Age of the oldest IPAddressClaim that is not Bound yet (Pending, or not processed yet); 0 when none waits.",
-	}, func() float64 { return waiting.oldestAge() })
 	registerMetrics sync.Once
 	// waiting holds the claims the oldest-unbound gauge reads at scrape time.
-	waiting = &waitingClaims{}
+	waiting            = &waitingClaims{}
+	oldestWaitingClaim = &waitingCollector{
+		desc: prometheus.NewDesc("address_controller_oldest_unbound_claim_age_seconds",
+			"Age of the oldest IPAddressClaim that is not Bound yet (Pending, or not processed yet), by namespace and "+
+				"the reason it waits; no series while none waits.",
+			[]string{"namespace", "reason"}, nil),
+		waiting: waiting,
+	}
 )
 
 // metrics keeps the gauges in step with the informers: each event moves one
@@ -93,7 +96,7 @@ func (m *metrics) observeClaim(old, new *v1alpha1.IPAddressClaim) {
 	case new == nil:
 		waiting.forget(old.UID)
 	case new.Status.Phase == "" || new.Status.Phase == v1alpha1.ClaimPending:
-		waiting.remember(new.UID, new.CreationTimestamp.Time)
+		waiting.remember(new.UID, waitingClaim{created: new.CreationTimestamp.Time, namespace: new.Namespace, reason: waitReason(new)})
 	default:
 		waiting.forget(new.UID)
 	}

@@ -119,16 +119,21 @@ func TestMetricsOfADeletedClassAreDeleted(t *testing.T) {
 }
 
 // TestMetricsReportTheOldestUnboundClaim moves its core's clock, so it runs
-// serially on a core of its own.
+// serially on a core of its own. Each series names the namespace and why its
+// claims wait, so that a tenant's mistyped class is told from a driver that
+// provisions nothing.
 func TestMetricsReportTheOldestUnboundClaim(t *testing.T) {
 	g := NewWithT(t)
 	clk, _ := startCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
 	kit.Make(t, g, b.Class(class, provisioner))
-	kit.Create(g, b.Claim(ns, "waits", b.OfClass(class)))
+	kit.Create(g, b.Claim(ns, "waits", b.OfClass(class)), b.Claim(ns, "typo", b.OfClass(class+"-typo")))
 	g.Eventually(kit.StateOfClaim(g, ns, "waits"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimPending))
+	g.Eventually(kit.StateOfClaim(g, ns, "typo"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimPending))
 	clk.advance(2 * time.Hour)
-	g.Eventually(func() float64 {
-		return metricValue(g, "address_controller_oldest_unbound_claim_age_seconds", nil)
-	}, timeout, tick).Should(BeNumerically(">=", (2 * time.Hour).Seconds()))
+	for _, reason := range []string{v1alpha1.ReasonWaitingForProvisioning, v1alpha1.ReasonClassNotFound} {
+		g.Eventually(func() float64 {
+			return metricValue(g, "address_controller_oldest_unbound_claim_age_seconds", map[string]string{"namespace": ns, "reason": reason})
+		}, timeout, tick).Should(BeNumerically(">=", (2 * time.Hour).Seconds()), "the claim waiting with reason %s", reason)
+	}
 }

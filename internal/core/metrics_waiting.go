@@ -20,51 +20,132 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 )
 
-// waitingClaims tracks the creation time of every claim not bound yet, from
-// the informer's events, so that a scrape can report how long the oldest one
-// has waited without listing claims.
+// Values of the reason label of the oldest-unbound gauge besides the claim
+// condition reasons it passes through.
+const (
+	// waitReasonNone: the core has not written the claim's status yet.
+	waitReasonNone = "None"
+	// waitReasonOther: a reason this version does not know (a status
+	// written by another version); it keeps the label's values bounded.
+	waitReasonOther = "Other"
+)
+
+// waitReasons are the reason label's values: why a claim that is not Bound
+// waits. A claim waiting for its class is reported under the ClassResolved
+// condition's reason, which tells a mistyped class name (ClassNotFound) from
+// an admin's mistake (MultipleDefaultClasses).
+var waitReasons = map[string]bool{
+	v1alpha1.ReasonWaitingForProvisioning: true,
+	v1alpha1.ReasonWaitingForAddress:      true,
+	v1alpha1.ReasonWaitingForClass:        true,
+	v1alpha1.ReasonClassNotFound:          true,
+	v1alpha1.ReasonNoDefaultClass:         true,
+	v1alpha1.ReasonMultipleDefaultClasses: true,
+	v1alpha1.ReasonClassNotAllowed:        true,
+	v1alpha1.ReasonClassLimitReached:      true,
+	v1alpha1.ReasonFamilyNotServed:        true,
+	waitReasonNone:                        true,
+	waitReasonOther:                       true,
+}
+
+// waitReason is the reason label of a claim that is not Bound: its Bound
+// condition's reason, refined by ClassResolved's while it waits for its
+// class; None before the core wrote its status; Other for a reason outside
+// waitReasons.
+func waitReason(c *v1alpha1.IPAddressClaim) string {
+	bound := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionBound)
+	if bound == nil || c.Status.Phase == "" {
+		return waitReasonNone
+	}
+	reason := bound.Reason
+	if reason == v1alpha1.ReasonWaitingForClass {
+		if cr := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionClassResolved); cr != nil && cr.Reason != v1alpha1.ReasonResolved {
+			reason = cr.Reason
+		}
+	}
+	if !waitReasons[reason] {
+		return waitReasonOther
+	}
+	return reason
+}
+
+// waitingClaim is what the gauge needs of a claim that is not Bound.
+type waitingClaim struct {
+	created           time.Time
+	namespace, reason string
+}
+
+// waitKey is one series of the gauge.
+type waitKey struct{ namespace, reason string }
+
+// waitingClaims tracks every claim not bound yet, from the informer's
+// events, so that a scrape can report how long the oldest one of each
+// namespace and reason has waited without listing claims.
 type waitingClaims struct {
-	mu      sync.Mutex
-	now     func() time.Time
-	created map[types.UID]time.Time
+	mu     sync.Mutex
+	now    func() time.Time
+	claims map[types.UID]waitingClaim
 }
 
 func (w *waitingClaims) reset(now func() time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.now, w.created = now, map[types.UID]time.Time{}
+	w.now, w.claims = now, map[types.UID]waitingClaim{}
 }
 
-func (w *waitingClaims) remember(uid types.UID, created time.Time) {
+func (w *waitingClaims) remember(uid types.UID, c waitingClaim) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.created[uid] = created
+	w.claims[uid] = c
 }
 
 func (w *waitingClaims) forget(uid types.UID) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	delete(w.created, uid)
+	delete(w.claims, uid)
 }
 
-// oldestAge is the age in seconds of the oldest claim remembered, 0 when
-// there is none. It walks the waiting claims: few, unless binding is stuck.
-func (w *waitingClaims) oldestAge() float64 {
+// oldestAges is the age in seconds of the oldest claim of each namespace
+// and reason that has one. It walks the waiting claims: few, unless binding
+// is stuck.
+func (w *waitingClaims) oldestAges() map[waitKey]float64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.created) == 0 || w.now == nil {
-		return 0
+	out := map[waitKey]float64{}
+	if w.now == nil {
+		return out
 	}
-	var oldest time.Time
-	for _, c := range w.created {
-		if oldest.IsZero() || c.Before(oldest) {
-			oldest = c
+	now := w.now()
+	for _, c := range w.claims {
+		k := waitKey{c.namespace, c.reason}
+		if age := max(now.Sub(c.created).Seconds(), 0); age >= out[k] {
+			out[k] = age
 		}
 	}
-	return max(w.now().Sub(oldest).Seconds(), 0)
+	return out
+}
+
+// waitingCollector serves the oldest-unbound gauge from waitingClaims at
+// scrape time: a series per namespace and reason with a waiting claim, none
+// once nothing waits.
+type waitingCollector struct {
+	desc    *prometheus.Desc
+	waiting *waitingClaims
+}
+
+func (c *waitingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *waitingCollector) Collect(ch chan<- prometheus.Metric) {
+	for k, age := range c.waiting.oldestAges() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, age, k.namespace, k.reason)
+	}
 }
 
 // classSet is a set of class names safe for concurrent use.

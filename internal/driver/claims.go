@@ -57,9 +57,13 @@ type ClaimReconciler struct{ *base }
 func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	claim := &v1alpha1.IPAddressClaim{}
 	if err := r.Get(ctx, req.NamespacedName, claim); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.metrics.ledgerState(req.String(), "", false)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !r.wantsProvisioning(claim) {
+		r.metrics.ledgerState(req.String(), "", false)
 		return ctrl.Result{}, nil
 	}
 	class, err := r.servedClass(ctx, claim.AdmittedTo())
@@ -74,6 +78,7 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	for _, a := range bound {
 		have[a.Family()] = true
 	}
+	mismatched := false
 	for _, family := range claim.Spec.Family.Families() {
 		if have[family] {
 			continue
@@ -93,10 +98,13 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			log.FromContext(ctx).V(1).Info("Waiting for the backend", "family", family, "waiting", res.Waiting)
 			continue
 		}
-		if err := r.record(ctx, claim, class, res.Address); err != nil {
+		agreed, err := r.record(ctx, claim, class, res.Address)
+		if err != nil {
 			return ctrl.Result{}, err
 		}
+		mismatched = mismatched || !agreed
 	}
+	r.metrics.ledgerState(req.String(), class.Name, mismatched)
 	return ctrl.Result{}, nil
 }
 
@@ -109,8 +117,9 @@ func (r *ClaimReconciler) wantsProvisioning(c *v1alpha1.IPAddressClaim) bool {
 }
 
 // record creates the IPAddress for a reserved address, pre-bound to the
-// claim, and hands the backend's reservation over to it.
-func (r *ClaimReconciler) record(ctx context.Context, claim *v1alpha1.IPAddressClaim, class *v1alpha1.IPAddressClass, ip netip.Addr) error {
+// claim, and hands the backend's reservation over to it. It reports false
+// when the ledger already records the address for someone else.
+func (r *ClaimReconciler) record(ctx context.Context, claim *v1alpha1.IPAddressClaim, class *v1alpha1.IPAddressClass, ip netip.Addr) (bool, error) {
 	policy := class.Spec.ReclaimPolicy
 	if policy == "" {
 		policy = v1alpha1.ReclaimRetain
@@ -138,7 +147,7 @@ func (r *ClaimReconciler) record(ctx context.Context, claim *v1alpha1.IPAddressC
 	case apierrors.IsAlreadyExists(err):
 		existing := &v1alpha1.IPAddress{}
 		if err := r.Get(ctx, client.ObjectKeyFromObject(a), existing); err != nil {
-			return err
+			return false, err
 		}
 		if ref := existing.Spec.ClaimRef; ref == nil || ref.Key() != claim.ClaimKey() || ref.UID != claim.UID {
 			// The ledger and the backend disagree: never fight over it.
@@ -151,16 +160,16 @@ func (r *ClaimReconciler) record(ctx context.Context, claim *v1alpha1.IPAddressC
 			r.recorder.Eventf(claim, existing, corev1.EventTypeWarning, v1alpha1.EventLedgerMismatch, "Provision", "%s", msg)
 			r.recorder.Eventf(existing, claim, corev1.EventTypeWarning, v1alpha1.EventLedgerMismatch, "Provision", "%s", msg)
 			r.metrics.mismatches.WithLabelValues(class.Name).Inc()
-			return nil
+			return false, nil
 		}
 		a = existing
 	default:
-		return err
+		return false, err
 	}
 	token, err := r.retryToken(ctx, []netip.Addr{ip})
 	if err != nil {
-		return err
+		return false, err
 	}
 	_, err = r.backend.Hold(ctx, a, class, token)
-	return err
+	return err == nil, err
 }

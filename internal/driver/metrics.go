@@ -46,6 +46,10 @@ type metrics struct {
 	capacity    *prometheus.GaugeVec
 	used        *prometheus.GaugeVec
 	mismatches  *prometheus.CounterVec
+	// inMismatch counts, by class, the claims whose last provisioning pass
+	// found the ledger contradicting the backend, from mismatched.
+	inMismatch *prometheus.GaugeVec
+	mismatched mismatchedClaims
 	// gone are the classes deleted since the manager started: an address
 	// event trailing its class's deletion must not bring its series back.
 	gone sync.Map
@@ -54,7 +58,7 @@ type metrics struct {
 // perClass are the series that carry a class label.
 func (m *metrics) perClass() []*prometheus.MetricVec {
 	return []*prometheus.MetricVec{m.provisioned.MetricVec, m.handoffs.MetricVec, m.conflicts.MetricVec,
-		m.capacity.MetricVec, m.used.MetricVec, m.mismatches.MetricVec}
+		m.capacity.MetricVec, m.used.MetricVec, m.mismatches.MetricVec, m.inMismatch.MetricVec}
 }
 
 // classRendered starts a served class's counters at zero, so that a first
@@ -69,6 +73,7 @@ func (m *metrics) classRendered(class string) {
 	}
 	m.conflicts.WithLabelValues(class)
 	m.mismatches.WithLabelValues(class)
+	m.inMismatch.WithLabelValues(class).Set(float64(m.mismatched.count(class)))
 	m.used.WithLabelValues(class)
 }
 
@@ -76,6 +81,7 @@ func (m *metrics) classRendered(class string) {
 // of its addresses is left.
 func (m *metrics) classGone(class string) {
 	m.gone.Store(class, struct{}{})
+	m.mismatched.forgetClass(class)
 	for _, v := range m.perClass() {
 		v.DeletePartialMatch(prometheus.Labels{classLabel: class})
 	}
@@ -85,6 +91,8 @@ func (m *metrics) classGone(class string) {
 // informer, object by object, instead of counting a class on every pass.
 func (m *metrics) countAddresses(ctx context.Context, mgr ctrl.Manager) error {
 	m.used.Reset()
+	m.mismatched.reset()
+	m.inMismatch.Reset()
 	inf, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddress{})
 	if err != nil {
 		return err
@@ -123,41 +131,126 @@ func (m *metrics) countAddresses(ctx context.Context, mgr ctrl.Manager) error {
 	return err
 }
 
+// newMetrics returns the process's driver metrics, registered once with the
+// manager's registry.
 func newMetrics() *metrics {
 	registerDriverMet.Do(func() {
-		driverMetrics = &metrics{
-			provisioned: prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "address_driver_provisioned_total", Help: "Addresses the driver provisioned, by class.",
-			}, []string{classLabel}),
-			handoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "address_driver_handoffs_total",
-				Help: "Handoffs of a claim's addresses between their hold and a Service, by class, mode (shared, gap) and direction (associate, dissociate).",
-			}, []string{classLabel, "mode", "direction"}),
-			unheld: prometheus.NewHistogram(prometheus.HistogramOpts{
-				Name:    "address_driver_unheld_seconds",
-				Help:    "For every handoff, how long no Service reported the address, that is how long the backend counted it free (0 for a shared handoff).",
-				Buckets: append([]float64{0}, prometheus.ExponentialBuckets(0.005, 2, 16)...),
-			}),
-			handoffTime: prometheus.NewHistogram(prometheus.HistogramOpts{
-				Name: "address_driver_handoff_duration_seconds", Help: "From recording an association to the Service's load balancer reporting the address.",
-				Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
-			}),
-			conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "address_driver_conflicts_total", Help: "Addresses found held by a Service not entitled to them, by class.",
-			}, []string{classLabel}),
-			capacity: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-				Name: "address_driver_pool_capacity", Help: "Addresses a class's ranges offer.",
-			}, []string{classLabel}),
-			used: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-				Name: "address_driver_pool_used", Help: "IPAddress objects of a class, in any phase.",
-			}, []string{classLabel}),
-			mismatches: prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "address_driver_ledger_mismatches_total",
-				Help: "Addresses the backend reserved for a claim while their IPAddress already belonged to someone else, by class.",
-			}, []string{classLabel}),
-		}
+		driverMetrics = newMetricSet()
 		m := driverMetrics
-		ctrlmetrics.Registry.MustRegister(m.provisioned, m.handoffs, m.handoffTime, m.unheld, m.conflicts, m.capacity, m.used, m.mismatches)
+		ctrlmetrics.Registry.MustRegister(m.provisioned, m.handoffs, m.handoffTime, m.unheld, m.conflicts, m.capacity, m.used, m.mismatches,
+			m.inMismatch)
 	})
 	return driverMetrics
+}
+
+// newMetricSet makes the driver's series, unregistered.
+func newMetricSet() *metrics {
+	m := &metrics{
+		provisioned: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "address_driver_provisioned_total", Help: "Addresses the driver provisioned, by class.",
+		}, []string{classLabel}),
+		handoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "address_driver_handoffs_total",
+			Help: "Handoffs of a claim's addresses between their hold and a Service, by class, mode (shared, gap) and direction (associate, dissociate).",
+		}, []string{classLabel, "mode", "direction"}),
+		unheld: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "address_driver_unheld_seconds",
+			Help:    "For every handoff, how long no Service reported the address, that is how long the backend counted it free (0 for a shared handoff).",
+			Buckets: append([]float64{0}, prometheus.ExponentialBuckets(0.005, 2, 16)...),
+		}),
+		handoffTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "address_driver_handoff_duration_seconds", Help: "From recording an association to the Service's load balancer reporting the address.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
+		}),
+		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "address_driver_conflicts_total", Help: "Addresses found held by a Service not entitled to them, by class.",
+		}, []string{classLabel}),
+		capacity: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "address_driver_pool_capacity", Help: "Addresses a class's ranges offer.",
+		}, []string{classLabel}),
+		used: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "address_driver_pool_used", Help: "IPAddress objects of a class, in any phase.",
+		}, []string{classLabel}),
+		mismatches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "address_driver_ledger_mismatches_total",
+			Help: "Addresses the backend reserved for a claim while their IPAddress already belonged to someone else, by class.",
+		}, []string{classLabel}),
+		inMismatch: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "address_driver_claims_in_ledger_mismatch",
+			Help: "Claims of a class whose last provisioning pass found the backend's reservation already recorded for someone else; 0 once their next pass agrees.",
+		}, []string{classLabel}),
+	}
+	m.mismatched.reset()
+	return m
+}
+
+// mismatchedClaims are the claims, by key, whose last provisioning pass met
+// a ledger mismatch, with their class. A mismatch is a state, not an event:
+// it lasts until an admin reconciles the two sides and the claim's next pass
+// records its address.
+type mismatchedClaims struct {
+	mu      sync.Mutex
+	byClaim map[string]string
+}
+
+func (s *mismatchedClaims) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.byClaim = map[string]string{}
+}
+
+// set records whether the claim's pass met a mismatch and returns the
+// classes whose count changed.
+func (s *mismatchedClaims) set(claim, class string, mismatched bool) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, had := s.byClaim[claim]
+	switch {
+	case mismatched && (!had || old != class):
+		if s.byClaim == nil {
+			s.byClaim = map[string]string{}
+		}
+		s.byClaim[claim] = class
+		if had {
+			return []string{old, class}
+		}
+		return []string{class}
+	case !mismatched && had:
+		delete(s.byClaim, claim)
+		return []string{old}
+	}
+	return nil
+}
+
+func (s *mismatchedClaims) count(class string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.byClaim {
+		if c == class {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *mismatchedClaims) forgetClass(class string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for claim, c := range s.byClaim {
+		if c == class {
+			delete(s.byClaim, claim)
+		}
+	}
+}
+
+// ledgerState records the outcome of a claim's provisioning pass for the
+// claims_in_ledger_mismatch gauge; class is "" when the claim no longer
+// wants provisioning (bound, deleted, not this driver's).
+func (m *metrics) ledgerState(claim, class string, mismatched bool) {
+	for _, c := range m.mismatched.set(claim, class, mismatched) {
+		if _, gone := m.gone.Load(c); !gone {
+			m.inMismatch.WithLabelValues(c).Set(float64(m.mismatched.count(c)))
+		}
+	}
 }

@@ -80,3 +80,82 @@ func TestRenderedMonitoring(t *testing.T) {
 		})
 	}
 }
+
+// alertsByName renders chart with monitoring on and args, and returns its
+// alerting rules by name.
+func alertsByName(t *testing.T, chart string, args ...string) map[string]alertingRule {
+	t.Helper()
+	out := map[string]alertingRule{}
+	for _, r := range renderedRules(t, chart, append([]string{"--set", "monitoring.enabled=true"}, args...)...) {
+		out[r.Alert] = r
+	}
+	return out
+}
+
+// TestAlertValues checks the values that shape every chart's alerts: which
+// of the leader and down alerts leader election brings, labels for
+// Alertmanager's routes, switches and per-alert overrides, and that the
+// schema refuses an alert name the chart does not have.
+func TestAlertValues(t *testing.T) {
+	leaderAlert := map[string]string{coreChart: "AddressControllerWithoutLeader", driverChart: "MetalLBDriverWithoutLeader", ciliumChart: "CiliumDriverWithoutLeader"}
+	downAlert := map[string]string{coreChart: "AddressControllerDown", driverChart: "MetalLBDriverDown", ciliumChart: "CiliumDriverDown"}
+	// someAlert is an alert every rendering of the chart has.
+	someAlert := map[string]string{coreChart: "IPAddressConflictOrLost", driverChart: "IPAddressHandoffSlow", ciliumChart: "IPAddressHandoffSlow"}
+	for _, chart := range allCharts {
+		t.Run(chart, func(t *testing.T) {
+			g := NewWithT(t)
+			on := alertsByName(t, chart)
+			g.Expect(on).To(HaveKey(leaderAlert[chart]))
+			g.Expect(on).NotTo(HaveKey(downAlert[chart]), "with leader election, the leader alert covers a manager that is down")
+			off := alertsByName(t, chart, "--set", "leaderElection=false")
+			g.Expect(off).To(HaveKey(downAlert[chart]))
+			g.Expect(off).NotTo(HaveKey(leaderAlert[chart]))
+			for name, r := range on {
+				g.Expect(r.Labels).To(HaveKey("severity"), "%s has a severity", name)
+			}
+
+			alert := someAlert[chart]
+			shaped := alertsByName(t, chart,
+				"--set", "monitoring.alerts.additionalLabels.team=networking",
+				"--set", "monitoring.alerts.additionalLabels.tier=platform",
+				"--set", "monitoring.alerts.disabled[0]="+leaderAlert[chart],
+				"--set", "monitoring.alerts.overrides."+alert+".for=42m",
+				"--set", "monitoring.alerts.overrides."+alert+".severity=info",
+				"--set", "monitoring.alerts.overrides."+alert+".labels.tier=tenant")
+			g.Expect(shaped).NotTo(HaveKey(leaderAlert[chart]), "a disabled alert is not installed")
+			g.Expect(shaped).To(HaveLen(len(on) - 1))
+			for name, r := range shaped {
+				g.Expect(r.Labels).To(HaveKeyWithValue("team", "networking"), "%s carries the additional labels", name)
+				if name != alert {
+					g.Expect(r).To(Equal(alertingRule{Alert: name, Expr: on[name].Expr, For: on[name].For,
+						Labels: merged(on[name].Labels, map[string]string{"team": "networking", "tier": "platform"}), Annotations: on[name].Annotations}),
+						"%s changes only by the additional labels", name)
+				}
+			}
+			g.Expect(shaped[alert].For).To(Equal("42m"))
+			g.Expect(shaped[alert].Labels).To(Equal(map[string]string{"severity": "info", "team": "networking", "tier": "tenant"}),
+				"the override's severity and labels win over the additional labels")
+
+			for _, bad := range []struct{ set, want string }{
+				{"monitoring.alerts.disabled[0]=NoSuchAlert", "/monitoring/alerts/disabled/0"},
+				{"monitoring.alerts.overrides.NoSuchAlert.for=5m", "/monitoring/alerts/overrides"},
+				{"monitoring.alerts.overrides." + alert + ".for=soon", "/monitoring/alerts/overrides/" + alert + "/for"},
+				{"monitoring.alerts.overrides." + alert + ".severty=info", "'severty' not allowed"},
+				{"monitoring.alerts.additionalLabels.severity=page", "/monitoring/alerts/additionalLabels"},
+			} {
+				_, err := runHelm(t, "template", chart, chartDir(t, chart), "--set", "monitoring.enabled=true", "--set", bad.set)
+				g.Expect(err).To(MatchError(ContainSubstring(bad.want)), "%s is refused", bad.set)
+			}
+		})
+	}
+}
+
+func merged(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range []map[string]string{a, b} {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}

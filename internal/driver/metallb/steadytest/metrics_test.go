@@ -55,6 +55,7 @@ func TestClassMetricsStartAtZeroAndGoWithTheClass(t *testing.T) {
 		HaveKeyWithValue("address_driver_handoffs_total", 0.0),
 		HaveKeyWithValue("address_driver_conflicts_total", 0.0),
 		HaveKeyWithValue("address_driver_ledger_mismatches_total", 0.0),
+		HaveKeyWithValue("address_driver_claims_in_ledger_mismatch", 0.0),
 	), "a rendered class's series exist before anything happens to it")
 
 	class := &v1alpha1.IPAddressClass{}
