@@ -46,8 +46,7 @@ CILIUM_ROLE_NAMESPACES = -e 's|^  namespace: cilium-iad-system$$|  namespace: {{
 .PHONY: manifests
 manifests: controller-gen ## Generate the CRDs and each manager's ClusterRole.
 	"$(CONTROLLER_GEN)" crd paths="./api/..." output:crd:artifacts:config=config/crd/bases
-	mkdir -p charts/address-controller/crds
-	cp config/crd/bases/*.yaml charts/address-controller/crds/
+	hack/chart-crds.sh config/crd/bases charts/address-controller/templates/crds
 	"$(CONTROLLER_GEN)" rbac:roleName=address-controller-manager paths="./internal/core/..." output:rbac:artifacts:config=config/rbac/core
 	"$(CONTROLLER_GEN)" rbac:roleName=metallb-iad-manager paths="./internal/driver;./internal/driver/placeholder;./internal/driver/metallb/..." output:rbac:artifacts:config=config/rbac/driver
 	"$(CONTROLLER_GEN)" rbac:roleName=cilium-iad-manager paths="./internal/driver;./internal/driver/placeholder;./internal/driver/cilium/..." output:rbac:artifacts:config=config/rbac/cilium
