@@ -92,7 +92,9 @@ func TestUpgradeFromChartWithCRDsFolder(t *testing.T) {
 					t.Errorf("stopping the control plane: %v", err)
 				}
 			})
-			k, err := client.New(c.Config, client.Options{Scheme: manager.NewScheme()})
+			scheme := manager.NewScheme()
+			g.Expect(apiextensionsv1.AddToScheme(scheme)).To(Succeed())
+			k, err := client.New(c.Config, client.Options{Scheme: scheme})
 			g.Expect(err).NotTo(HaveOccurred())
 			ctx := t.Context()
 			helm := func(args ...string) (string, error) {

@@ -118,7 +118,8 @@ func TestValuesAreDocumented(t *testing.T) {
 // it), and every property the schema describes has a default in values.yaml,
 // or, for an optional alternative with no default (podDisruptionBudget's
 // minAvailable and maxUnavailable), is named in the description of the map
-// that holds it.
+// that holds it, or sits in a map whose default is empty (a namespaceSelector
+// of {}).
 func TestValuesMatchSchema(t *testing.T) {
 	for _, chart := range allCharts {
 		t.Run(chart, func(t *testing.T) {
@@ -177,13 +178,14 @@ i: 1
 			"a": map[string]any{"type": "integer"},
 			"c": map[string]any{"$ref": "#/definitions/c"},
 			"x": map[string]any{"type": "string"},
+			"y": map[string]any{"properties": map[string]any{"matchLabels": map[string]any{}}},
 		},
 		"definitions": map[string]any{"c": map[string]any{
 			"type":       "object",
 			"properties": map[string]any{"d": map[string]any{}, "min": map[string]any{}, "max": map[string]any{}},
 		}},
 	}
-	doc = parseValues(g, "# -- A.\na: 1\n# -- C, with min.\nc:\n  d: 1\n  e: 2\n# -- B.\nb: 1\n")
+	doc = parseValues(g, "# -- A.\na: 1\n# -- C, with min.\nc:\n  d: 1\n  e: 2\n# -- B.\nb: 1\n# -- Y.\ny: {}\n")
 	s := schemaWalk{root: schema}
 	s.compare(doc, schema, "", "")
 	g.Expect(s.problems).To(ConsistOf(
@@ -304,6 +306,9 @@ func (s *schemaWalk) compare(mapping *yaml.Node, node map[string]any, path, doc 
 		if value.Kind == yaml.MappingNode {
 			s.compare(value, prop, p, description(key))
 		}
+	}
+	if len(mapping.Content) == 0 {
+		return // an empty map ({}, a selector matching everything) sets none of its properties by design
 	}
 	names := make([]string, 0, len(props))
 	for name := range props {
