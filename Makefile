@@ -51,8 +51,7 @@ CILIUM_ROLE_NAMESPACES = -e 's|^  namespace: cilium-iad-system$$|  namespace: {{
 .PHONY: manifests
 manifests: controller-gen ## Generate the CRDs and each manager's ClusterRole.
 	"$(CONTROLLER_GEN)" crd paths="./api/..." output:crd:artifacts:config=config/crd/bases
-	mkdir -p charts/address-controller/crds
-	cp config/crd/bases/*.yaml charts/address-controller/crds/
+	hack/chart-crds.sh config/crd/bases charts/address-controller/templates/crds
 	"$(CONTROLLER_GEN)" rbac:roleName=address-controller-manager paths="./internal/core/..." output:rbac:artifacts:config=config/rbac/core
 	"$(CONTROLLER_GEN)" rbac:roleName=metallb-iad-manager paths="./internal/driver;./internal/driver/placeholder;./internal/driver/metallb/..." output:rbac:artifacts:config=config/rbac/driver
 	"$(CONTROLLER_GEN)" rbac:roleName=cilium-iad-manager paths="./internal/driver;./internal/driver/placeholder;./internal/driver/cilium/..." output:rbac:artifacts:config=config/rbac/cilium
@@ -444,11 +443,19 @@ kubebuilder: $(LOCALBIN)/kubebuilder-$(KUBEBUILDER_VERSION) ## Build the kubebui
 $(LOCALBIN)/kubebuilder-$(KUBEBUILDER_VERSION):
 	$(call build-tool,$@,kubebuilder,sigs.k8s.io/kubebuilder/v4)
 
+# helm's default Kubernetes version (what helm template and helm lint check a
+# chart's kubeVersion against, without a cluster) is that of the client-go it
+# is built with, as helm's own release build sets it; unset, it is 1.20.
+HELM_KUBE_VERSION := $(subst v0.,1.,$(call toolver,helm,k8s.io/client-go))
+HELM_KUBE_LDFLAGS := $(foreach p,chartutil lint/rules,\
+	-X helm.sh/helm/v3/pkg/$(p).k8sVersionMajor=$(word 1,$(subst ., ,$(HELM_KUBE_VERSION))) \
+	-X helm.sh/helm/v3/pkg/$(p).k8sVersionMinor=$(word 2,$(subst ., ,$(HELM_KUBE_VERSION))))
+
 .PHONY: helm
-helm: $(LOCALBIN)/helm-$(HELM_VERSION) ## Build helm locally if necessary.
+helm: $(LOCALBIN)/helm-$(HELM_VERSION)-kube$(HELM_KUBE_VERSION) ## Build helm locally if necessary.
 	$(call link-tool,$(HELM),$<)
-$(LOCALBIN)/helm-$(HELM_VERSION):
-	$(call build-tool,$@,helm,helm.sh/helm/v3/cmd/helm,-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION))
+$(LOCALBIN)/helm-$(HELM_VERSION)-kube$(HELM_KUBE_VERSION):
+	$(call build-tool,$@,helm,helm.sh/helm/v3/cmd/helm,-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) $(HELM_KUBE_LDFLAGS))
 
 .PHONY: envtest
 envtest: $(LOCALBIN)/setup-envtest-$(ENVTEST_VERSION) ## Build setup-envtest locally if necessary.

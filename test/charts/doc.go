@@ -16,11 +16,14 @@ limitations under the License.
 
 // Package charts tests the Helm charts under charts/ against the local
 // control plane of test/cluster: every chart lints with default values and
-// with every option switched on, every object they render is accepted by a
-// real API server, their roles are the ones the markers generate and no
-// wider, and their admission policies admit and deny exactly the writes
-// docs/install.md and each chart's README describe, for real users and
-// ServiceAccounts.
+// with every option switched on, its files and renderings are strict YAML
+// (no key twice) and every value is documented and in the schema, every
+// object they render is accepted by a real API server, their roles are the
+// ones the markers generate and no wider, and their admission policies admit
+// and deny exactly the writes docs/install.md and each chart's README
+// describe, for real users and ServiceAccounts. An upgrade from an earlier
+// commit's core chart, whose CRDs sat in crds/, runs on a control plane of
+// its own over live objects.
 //
 // The tests run the helm binary that `make helm` builds into bin/.
 package charts

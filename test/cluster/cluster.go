@@ -66,6 +66,10 @@ type Options struct {
 	// ExtraCRDDirs are folders of further CRDs to install beside this
 	// project's and MetalLB's (a benchmark's own test kinds, say).
 	ExtraCRDDirs []string
+	// WithoutCRDs leaves this project's CRDs out, for a test that installs
+	// them as a user does, with the core chart (MetalLB's are still
+	// installed).
+	WithoutCRDs bool
 }
 
 // Cluster is a running local control plane.
@@ -183,7 +187,10 @@ func (c *Cluster) startControlPlane() error {
 	if err != nil {
 		return err
 	}
-	crds := append([]string{c.Assets.CRDDir, filepath.Join(c.Assets.MetalLBDir, "crds")}, c.opts.ExtraCRDDirs...)
+	crds := append([]string{filepath.Join(c.Assets.MetalLBDir, "crds")}, c.opts.ExtraCRDDirs...)
+	if !c.opts.WithoutCRDs {
+		crds = append(crds, c.Assets.CRDDir)
+	}
 	c.env = &envtest.Environment{
 		CRDInstallOptions: envtest.CRDInstallOptions{
 			Paths:              crds,

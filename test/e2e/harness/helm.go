@@ -56,17 +56,24 @@ func (h Helm) InstallCharts(ctx context.Context, root string, coreSets, driverSe
 
 // InstallChartsOf installs the core chart, then the chart of driver into
 // namespace.
+//
+// The core chart takes ownership of the CRDs it renders: the local control
+// plane installs them before any chart, as a cluster first installed with
+// a chart that shipped them in crds/ has them (docs/install.md,
+// "Upgrading").
 func (h Helm) InstallChartsOf(ctx context.Context, root string, driver Manager, namespace string, coreSets, driverSets []string) error {
 	charts := []struct {
 		release, namespace string
 		sets               []string
+		extra              []string
 	}{
-		{string(Core), CoreNamespace, coreSets},
-		{string(driver), namespace, driverSets},
+		{string(Core), CoreNamespace, coreSets, []string{"--take-ownership"}},
+		{string(driver), namespace, driverSets, nil},
 	}
 	for _, c := range charts {
 		args := []string{"upgrade", "--install", c.release, filepath.Join(root, "charts", c.release),
 			"--namespace", c.namespace, "--create-namespace"}
+		args = append(args, c.extra...)
 		for _, s := range c.sets {
 			args = append(args, "--set", s)
 		}
