@@ -77,6 +77,19 @@ func TestReleaseDelay(t *testing.T) {
 			Phase: v1alpha1.AddressAvailable, Reason: v1alpha1.ReasonAvailable}))
 	})
 
+	t.Run("shortening the delay returns the class's Released addresses", func(t *testing.T) {
+		g := NewWithT(t)
+		ns, class := kit.Namespace(t), testkit.Name(t)
+		c := b.Class(class, provisioner, b.ReleaseDelay(time.Hour))
+		kit.Make(t, g, c)
+		releaseAddress(t, g, ns, class, class+"-a", "198.18.7.4")
+		// Only the class's change can wake the address: its own pass waits
+		// an hour.
+		g.Expect(k8s.Patch(context.Background(), c, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"releaseDelay":"1s"}}`)))).To(Succeed())
+		g.Eventually(kit.StateOfAddress(g, class+"-a"), timeout, tick).Should(Equal(testkit.AddressState{
+			Phase: v1alpha1.AddressAvailable, Reason: v1alpha1.ReasonAvailable}))
+	})
+
 	t.Run("without a delay a Released address stays Released", func(t *testing.T) {
 		g := NewWithT(t)
 		ns, class := kit.Namespace(t), testkit.Name(t)
