@@ -69,6 +69,7 @@ func capacityAndUse(t *testing.T, g *WithT, s *suite) {
 	g.Eventually(counts, timeout, tick).Should(Equal(classCounts{"32 16 16", "10 8 2", "22 8 14"}),
 		"eight IPv4 addresses and two IPv6 ones")
 	elapsed := time.Since(start)
+	t.Logf("%d writes of the counts in %v", writes.Load(), elapsed)
 	g.Expect(writes.Load()).To(BeNumerically("<=", int64(elapsed/countsWritePeriod)+1),
 		"at most one write of the counts per %v while the claims came (%v)", countsWritePeriod, elapsed)
 	for _, c := range claims {
