@@ -83,8 +83,9 @@ func TestReleaseDelay(t *testing.T) {
 		c := b.Class(class, provisioner, b.ReleaseDelay(time.Hour))
 		kit.Make(t, g, c)
 		releaseAddress(t, g, ns, class, class+"-a", "198.18.7.4")
-		// Only the class's change can wake the address: its own pass waits
-		// an hour.
+		// Once the release's own passes are over, only the class's change
+		// can wake the address: its pass waits an hour.
+		g.Consistently(kit.StateOfAddress(g, class+"-a"), 2*time.Second, 100*time.Millisecond).Should(HaveField("Phase", v1alpha1.AddressReleased))
 		g.Expect(k8s.Patch(context.Background(), c, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"releaseDelay":"1s"}}`)))).To(Succeed())
 		g.Eventually(kit.StateOfAddress(g, class+"-a"), timeout, tick).Should(Equal(testkit.AddressState{
 			Phase: v1alpha1.AddressAvailable, Reason: v1alpha1.ReasonAvailable}))
