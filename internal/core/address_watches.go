@@ -37,7 +37,7 @@ func (r *AddressReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) 
 		For(&v1alpha1.IPAddress{}, builder.WithPredicates(predicate.Or(specOrMetadataChanged(), phaseChanged()))).
 		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(r.sameIP), builder.WithPredicates(manager.CreateOrDelete())).
 		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(r.addressesForClaim)).
-		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(r.releasedOfClass)).
+		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(r.releasedOfClass), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(concurrency, 1)}).
 		Complete(manager.RetryConflicts(r))
 }
@@ -60,7 +60,8 @@ func (r *AddressReconciler) sameIP(ctx context.Context, obj client.Object) []rec
 }
 
 // releasedOfClass wakes a class's Released addresses: its releaseDelay may
-// have changed.
+// have changed. The class's status writes (the driver's counts) change
+// nothing they read.
 func (r *AddressReconciler) releasedOfClass(ctx context.Context, obj client.Object) []reconcile.Request {
 	families := []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6}
 	reqs := make([]reconcile.Request, 0, len(families))

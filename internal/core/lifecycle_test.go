@@ -77,6 +77,20 @@ func TestReleaseDelay(t *testing.T) {
 			Phase: v1alpha1.AddressAvailable, Reason: v1alpha1.ReasonAvailable}))
 	})
 
+	t.Run("shortening the delay returns the class's Released addresses", func(t *testing.T) {
+		g := NewWithT(t)
+		ns, class := kit.Namespace(t), testkit.Name(t)
+		c := b.Class(class, provisioner, b.ReleaseDelay(time.Hour))
+		kit.Make(t, g, c)
+		releaseAddress(t, g, ns, class, class+"-a", "198.18.7.4")
+		// Once the release's own passes are over, only the class's change
+		// can wake the address: its pass waits an hour.
+		g.Consistently(kit.StateOfAddress(g, class+"-a"), 2*time.Second, 100*time.Millisecond).Should(HaveField("Phase", v1alpha1.AddressReleased))
+		g.Expect(k8s.Patch(context.Background(), c, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"releaseDelay":"1s"}}`)))).To(Succeed())
+		g.Eventually(kit.StateOfAddress(g, class+"-a"), timeout, tick).Should(Equal(testkit.AddressState{
+			Phase: v1alpha1.AddressAvailable, Reason: v1alpha1.ReasonAvailable}))
+	})
+
 	t.Run("without a delay a Released address stays Released", func(t *testing.T) {
 		g := NewWithT(t)
 		ns, class := kit.Namespace(t), testkit.Name(t)

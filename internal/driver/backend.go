@@ -253,8 +253,10 @@ type RenderResult struct {
 	Unusable, UnusableReason string
 	// Outside lists kept addresses outside the class's ranges.
 	Outside []netip.Addr
-	// Capacity is how many addresses the class's ranges offer.
-	Capacity float64
+	// Capacity is how many addresses the class's ranges offer, per family,
+	// as the backend hands them out (CountRanges); the driver reports it in
+	// the class's status.capacity.
+	Capacity Counts
 	// Families are the address families of the class's ranges, IPv4
 	// first; the driver provisions no other.
 	Families []v1alpha1.IPFamily

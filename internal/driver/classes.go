@@ -46,7 +46,10 @@ const (
 // of the class valid whatever the parameters now say, so that shrinking a
 // class never strands an address. Bad parameters leave what was rendered
 // before untouched and say exactly what is wrong, on the class's Rendered
-// condition and in a Warning event.
+// condition and in a Warning event. The same pass counts the class's
+// addresses (its field index, never a list of the kind) into status.used
+// and available beside the rendered capacity, and writes only when a number
+// changed; addresses inside the ranges wake it in batches (usageBatch).
 type ClassReconciler struct{ *base }
 
 // +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclasses/status,verbs=patch
@@ -72,12 +75,21 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	r.metrics.capacity.WithLabelValues(class.Name).Set(res.Capacity)
+	// Parameters that do not render leave the previous rendering, and so
+	// its families and capacity, in place.
+	families, capacity := res.Families, &res.Capacity
+	if res.Problem != "" {
+		families, capacity = class.Status.Families, countsOf(class.Status.Capacity)
+	}
+	capacityStatus, usedStatus, availableStatus := classCounts(families, capacity, countAddrs(keep), countAddrs(res.Outside))
+	if capacity != nil {
+		r.metrics.capacity.WithLabelValues(class.Name).Set(float64(capacity.Total()))
+	}
 	r.metrics.classRendered(class.Name)
 
 	cond := metav1.Condition{Type: v1alpha1.ConditionRendered, Status: metav1.ConditionTrue, Reason: ReasonRendered,
 		ObservedGeneration: class.Generation, LastTransitionTime: metav1.NewTime(r.clock.Now()),
-		Message: fmt.Sprintf("Rendered; %v addresses in range", res.Capacity)}
+		Message: fmt.Sprintf("Rendered; %d addresses in range", res.Capacity.Total())}
 	switch {
 	case res.Problem != "":
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, res.Reason, res.Problem
@@ -94,9 +106,8 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	wrote, err := manager.PatchStatus(ctx, r.Client, class, func(c *v1alpha1.IPAddressClass) {
 		meta.SetStatusCondition(&c.Status.Conditions, cond)
-		if res.Problem == "" {
-			c.Status.Families = res.Families
-		}
+		c.Status.Families = families
+		c.Status.Capacity, c.Status.Used, c.Status.Available = capacityStatus, usedStatus, availableStatus
 	})
 	if err != nil || !wrote {
 		return ctrl.Result{}, err

@@ -18,11 +18,15 @@ package driver
 
 import (
 	"context"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -31,27 +35,57 @@ import (
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
+// usageBatch is how long an address that came or went inside its class's
+// ranges waits for its class's pass: the events of a burst of claims share
+// one pass and at most one status write per class, instead of one each.
+const usageBatch = time.Second
+
 // setupWithManager registers the class controller, its watches and the
 // backend's extra ones on mgr. A Gate does not park its passes.
 func (r *ClassReconciler) setupWithManager(mgr ctrl.Manager, opts controller.Options, extra []Watch) error {
 	b := ctrl.NewControllerManagedBy(mgr).Named("class").
-		For(&v1alpha1.IPAddressClass{}, builder.WithPredicates(predicate.NewPredicateFuncs(r.servedByUs))).
-		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(r.classToRerender), builder.WithPredicates(manager.CreateOrDelete())).
+		For(&v1alpha1.IPAddressClass{}, builder.WithPredicates(predicate.NewPredicateFuncs(r.servedByUs), notOnlyCounts())).
+		Watches(&v1alpha1.IPAddress{}, r.addressEvents()).
 		WithOptions(opts)
 	return addWatches(b, extra).Complete(manager.RetryConflicts(r))
 }
 
-// classToRerender wakes the class of an address that came or went outside
-// the class's ranges: the rendering keeps such addresses one by one. One in
-// range changes nothing rendered.
-func (d *base) classToRerender(ctx context.Context, o client.Object) []reconcile.Request {
-	a := o.(*v1alpha1.IPAddress)
-	class, err := d.servedClass(ctx, a.Spec.ClassName)
-	if err != nil || class == nil {
-		return nil
+// addressEvents wakes the class of an address that came or went: at once
+// when the address lies outside the class's ranges, which the rendering
+// keeps one by one, and after usageBatch when it lies inside them, where it
+// changes only the class's counts. A wake-up already waiting absorbs the
+// next ones.
+func (r *ClassReconciler) addressEvents() handler.EventHandler {
+	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	wake := func(ctx context.Context, o client.Object, q queue) {
+		a := o.(*v1alpha1.IPAddress)
+		class, err := r.servedClass(ctx, a.Spec.ClassName)
+		if err != nil || class == nil {
+			return
+		}
+		req := reconcile.Request{NamespacedName: client.ObjectKey{Name: class.Name}}
+		if ip, err := a.IP(); err == nil && r.backend.InRange(class, ip) {
+			q.AddAfter(req, usageBatch)
+			return
+		}
+		q.Add(req)
 	}
-	if ip, err := a.IP(); err == nil && d.backend.InRange(class, ip) {
-		return nil
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) { wake(ctx, e.Object, q) },
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) { wake(ctx, e.Object, q) },
 	}
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: class.Name}}}
+}
+
+// notOnlyCounts passes every class event but an update of nothing beyond
+// the counts in its status: the pass that wrote them has nothing left to
+// do, and waking it again would undo the batching of address events.
+func notOnlyCounts() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		old, new := e.ObjectOld.(*v1alpha1.IPAddressClass).DeepCopy(), e.ObjectNew.(*v1alpha1.IPAddressClass).DeepCopy()
+		for _, c := range []*v1alpha1.IPAddressClass{old, new} {
+			c.ResourceVersion, c.ManagedFields = "", nil
+			c.Status.Capacity, c.Status.Used, c.Status.Available = nil, nil, nil
+		}
+		return !equality.Semantic.DeepEqual(old, new)
+	}}
 }

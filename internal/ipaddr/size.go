@@ -16,25 +16,32 @@ limitations under the License.
 
 package ipaddr
 
-// Size is the number of addresses in the range. It is a float64 so that
-// IPv6 ranges fit; it is exact for IPv4 and for IPv6 up to 2^53.
-func (r Range) Size() float64 {
-	// Add one after converting: ::/0 holds 2^128 addresses, one more than uint128 can.
-	return toUint128(r.Last).sub(toUint128(r.First)).float() + 1
+import "math"
+
+// Size is the number of addresses in the range, or math.MaxInt64 when it
+// holds more (an IPv6 range wider than 2^63 addresses): exact wherever an
+// int64 can say it, and saturating beyond, so that a count of addresses
+// fits an API field.
+func (r Range) Size() int64 {
+	span := toUint128(r.Last).sub(toUint128(r.First))
+	if span.hi != 0 || span.lo >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(span.lo) + 1
 }
 
-// UsableSize is the number of addresses MetalLB may hand out from the range.
-// With avoidBuggyIPs MetalLB skips IPv4 addresses ending in .0 or .255,
-// which some old client stacks mistake for network or broadcast addresses
-// even inside a larger prefix; IPv6 is unaffected.
-func (r Range) UsableSize(avoidBuggyIPs bool) float64 {
+// UsableSize is the number of addresses MetalLB may hand out from the range,
+// saturating as Size does. With avoidBuggyIPs MetalLB skips IPv4 addresses
+// ending in .0 or .255, which some old client stacks mistake for network or
+// broadcast addresses even inside a larger prefix; IPv6 is unaffected.
+func (r Range) UsableSize(avoidBuggyIPs bool) int64 {
 	size := r.Size()
 	if !avoidBuggyIPs || !r.Is4() {
 		return size
 	}
 	first, last := int64(toUint128(r.First).lo), int64(toUint128(r.Last).lo)
 	buggy := endingIn(0, last) - endingIn(0, first-1) + endingIn(255, last) - endingIn(255, first-1)
-	return size - float64(buggy)
+	return size - buggy
 }
 
 // endingIn counts the IPv4 addresses in [0, n] whose last octet is octet.

@@ -24,7 +24,7 @@ import (
 func TestSize(t *testing.T) {
 	tests := []struct {
 		r            string
-		size, usable float64
+		size, usable int64
 	}{
 		{"10.0.0.0/23", 512, 508},
 		{"10.0.0.0/24", 256, 254},
@@ -39,8 +39,11 @@ func TestSize(t *testing.T) {
 		{"255.255.255.0/24", 256, 254},
 		{"2001:db8::/120", 256, 256},
 		{"2001:db8::ff-2001:db8::100", 2, 2},
-		{"2001:db8::/64", 1 << 64, 1 << 64},
-		{"::/0", math.Pow(2, 128), math.Pow(2, 128)},
+		{"2001:db8::/66", 1 << 62, 1 << 62},
+		{"2001:db8::-2001:db8::7fff:ffff:ffff:fffe", math.MaxInt64, math.MaxInt64},
+		{"2001:db8::/65", math.MaxInt64, math.MaxInt64},
+		{"2001:db8::/64", math.MaxInt64, math.MaxInt64},
+		{"::/0", math.MaxInt64, math.MaxInt64},
 	}
 	for _, tt := range tests {
 		r := mustRange(t, tt.r)
@@ -64,7 +67,7 @@ func TestUsableSizeMatchesCounting(t *testing.T) {
 		first := uint128{lo: uint64(rng.Uint32())}
 		span := uint128{lo: uint64(rng.IntN(1200))}
 		r := Range{First: first.addr(true), Last: addSat(first, span, lowBits(32)).addr(true)}
-		var want float64
+		var want int64
 		for a := r.First; a.IsValid() && !r.Last.Less(a); a = a.Next() {
 			if last := a.As4()[3]; last != 0 && last != 255 {
 				want++

@@ -74,10 +74,6 @@ func (u uint128) add1() uint128 {
 	return uint128{hi: u.hi, lo: u.lo + 1}
 }
 
-func (u uint128) float() float64 {
-	return float64(u.hi)*(1<<64) + float64(u.lo)
-}
-
 // lastOf is the highest address of p.
 func lastOf(p netip.Prefix) netip.Addr {
 	p = p.Masked()

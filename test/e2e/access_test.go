@@ -75,6 +75,11 @@ spec:
 		Expect(refusedUIDs).To(HaveLen(4))
 		Consistently(func() []string { return classFootprint(class, refusedUIDs) }, 5*time.Second, tick).Should(BeEmpty())
 		Expect(addressesOfClass(class)).To(HaveLen(1))
+		Eventually(func() string {
+			out, _ := kubectl(ctx, "", "get", "ipclass", class)
+			return out
+		}, timeout, tick).Should(MatchRegexp(`(?s)CAPACITY\s+USED\s+AVAILABLE.*True\s+16\s+1\s+15\s`),
+			"kubectl shows the class's 16 addresses, the one used and the 15 left")
 		out, err = kubectl(ctx, "", "-n", inside, "get", "ipusage", class)
 		Expect(err).NotTo(HaveOccurred(), out)
 		Expect(out).To(MatchRegexp(`access\s+1\s`))

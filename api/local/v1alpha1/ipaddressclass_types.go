@@ -81,8 +81,8 @@ type IPAddressClassSpec struct {
 	AddressesPerNamespace *int32 `json:"addressesPerNamespace,omitempty"`
 }
 
-// IPAddressClassStatus is written by the class's driver (Rendered) and by the
-// core (WithinLimits).
+// IPAddressClassStatus is written by the class's driver (Rendered, families
+// and the address counts) and by the core (WithinLimits).
 type IPAddressClassStatus struct {
 	// conditions report whether the driver could render the class's backend
 	// configuration (type Rendered, set by the driver) and, on a class with
@@ -100,6 +100,53 @@ type IPAddressClassStatus struct {
 	// +listType=set
 	// +optional
 	Families []IPFamily `json:"families,omitempty"`
+
+	// capacity is how many addresses the class's ranges offer, as its
+	// driver hands them out (MetalLB's avoidBuggyIPs, say, leaves out the
+	// IPv4 addresses ending in .0 and .255). It keeps its last rendered
+	// value while the parameters cannot be rendered. Absent while no driver
+	// has rendered the class, or for a class of pre-provisioned addresses.
+	// +optional
+	Capacity *AddressCounts `json:"capacity,omitempty"`
+
+	// used counts the IPAddress objects of the class, whatever their phase:
+	// each holds its address in the backend, Released ones included, until
+	// the IPAddress is deleted. The driver counts them through its cache and
+	// writes the count at most about once a second, so it may trail a burst
+	// of claims by that much.
+	// +optional
+	Used *AddressCounts `json:"used,omitempty"`
+
+	// available is capacity less the used addresses inside the class's
+	// ranges (addresses kept outside them, listed on the Rendered
+	// condition, take nothing from the ranges), never below 0. Addresses
+	// the backend gave to workloads without a claim are not known to the
+	// driver and not subtracted.
+	// +optional
+	Available *AddressCounts `json:"available,omitempty"`
+}
+
+// AddressCounts is a number of addresses, in total and per family. A count
+// that does not fit an int64 (an IPv6 range wider than 2^63 addresses) is
+// 9223372036854775807 (2^63-1), read "at least that many"; an available
+// count of a range that large stays there too.
+type AddressCounts struct {
+	// total is the sum over the families, saturating as each count does.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	Total int64 `json:"total"`
+
+	// ipv4 is the IPv4 part; absent when the class neither serves IPv4
+	// nor has an IPv4 address.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	IPv4 *int64 `json:"ipv4,omitempty"`
+
+	// ipv6 is the IPv6 part; absent when the class neither serves IPv6
+	// nor has an IPv6 address.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	IPv6 *int64 `json:"ipv6,omitempty"`
 }
 
 // +kubebuilder:object:root=true
@@ -112,6 +159,14 @@ type IPAddressClassStatus struct {
 // +kubebuilder:printcolumn:name="Namespaces",type=string,JSONPath=`.spec.namespaceSelector`,description="Which namespaces may claim from the class (empty: all)"
 // +kubebuilder:printcolumn:name="Per-Namespace",type=integer,JSONPath=`.spec.addressesPerNamespace`,description="The most addresses one namespace may hold from the class (empty: no limit)"
 // +kubebuilder:printcolumn:name="Rendered",type=string,JSONPath=`.status.conditions[?(@.type=="Rendered")].status`
+// +kubebuilder:printcolumn:name="Capacity",type=integer,JSONPath=`.status.capacity.total`,description="Addresses the class's ranges offer"
+// +kubebuilder:printcolumn:name="Used",type=integer,JSONPath=`.status.used.total`,description="IPAddress objects of the class, in any phase"
+// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.available.total`,description="Addresses of the ranges no IPAddress of the class holds"
+// +kubebuilder:printcolumn:name="Families",type=string,JSONPath=`.status.families`,priority=1,description="Address families the class's ranges serve"
+// +kubebuilder:printcolumn:name="IPv4-Used",type=integer,JSONPath=`.status.used.ipv4`,priority=1
+// +kubebuilder:printcolumn:name="IPv4-Capacity",type=integer,JSONPath=`.status.capacity.ipv4`,priority=1
+// +kubebuilder:printcolumn:name="IPv6-Used",type=integer,JSONPath=`.status.used.ipv6`,priority=1
+// +kubebuilder:printcolumn:name="IPv6-Capacity",type=integer,JSONPath=`.status.capacity.ipv6`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // IPAddressClass is a kind of address: the driver that serves it, the range it

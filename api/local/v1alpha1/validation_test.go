@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -40,6 +41,8 @@ import (
 var (
 	k8s client.Client
 	kit *testkit.Kit
+	// cfg reaches the API server, for requests the client does not make.
+	cfg *rest.Config
 )
 
 const ns = "validation"
@@ -56,6 +59,7 @@ func TestMain(m *testing.M) {
 		scheme := runtime.NewScheme()
 		_ = corev1.AddToScheme(scheme)
 		_ = v1alpha1.AddToScheme(scheme)
+		cfg = c.Config
 		k8s, err = client.New(c.Config, client.Options{Scheme: scheme})
 		if err != nil {
 			panic(err)

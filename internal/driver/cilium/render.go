@@ -96,9 +96,9 @@ func (b *Backend) RenderClass(ctx context.Context, class *v1alpha1.IPAddressClas
 			blocks = append(blocks, ipaddr.SingleAddress(ip))
 		}
 	}
-	for _, r := range ranges {
-		res.Capacity += r.Size()
-	}
+	// LB-IPAM hands out a CIDR's first and last addresses too: the pool
+	// leaves allowFirstLastIPs at its default.
+	res.Capacity = driver.CountRanges(ranges, ipaddr.Range.Size)
 	pool := rendering(class, ipaddr.Merge(blocks))
 	if err := manager.ApplyIfChanged(ctx, b, pool, fieldOwner); err != nil {
 		return driver.RenderResult{}, err

@@ -30,6 +30,8 @@ limitations under the License.
 // (Pending with a reason naming the provisioner, Bound once an address
 // frees); release under Retain (Released, still held, taken from its
 // Service) and under Delete (the address goes and the backend frees it);
+// capacity and use (the class's status.capacity, used and available, per
+// family, follow claims as they come and go, a burst written in batches);
 // association (a Service naming a claim reports exactly its addresses, and
 // none once it stops); refusal (a claim of another namespace, a claim not
 // Bound); conflict (a Service another load balancer gives a bound address

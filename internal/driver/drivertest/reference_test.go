@@ -194,13 +194,16 @@ func (r *reference) RenderClass(_ context.Context, class *v1alpha1.IPAddressClas
 	if err != nil {
 		return driver.RenderResult{Problem: err.Error(), Reason: "InvalidParameters"}, nil
 	}
-	res := driver.RenderResult{}
 	ranges := make([]ipaddr.Range, 0, len(p.Addresses))
-	for _, r := range p.Addresses {
-		res.Capacity += float64(uint64(1) << min(r.Addr().BitLen()-r.Bits(), 63))
-		ranges = append(ranges, ipaddr.Range{First: r.Addr(), Last: r.Addr()})
+	for _, prefix := range p.Addresses {
+		r, err := ipaddr.ParseRange(prefix.Masked().String())
+		if err != nil {
+			return driver.RenderResult{Problem: err.Error(), Reason: "InvalidParameters"}, nil
+		}
+		ranges = append(ranges, r)
 	}
-	res.Families = driver.FamiliesOf(ranges)
+	// Reserve hands out every address of a prefix.
+	res := driver.RenderResult{Capacity: driver.CountRanges(ranges, ipaddr.Range.Size), Families: driver.FamiliesOf(ranges)}
 	for _, ip := range keep {
 		if !p.contains(ip) {
 			res.Outside = append(res.Outside, ip)

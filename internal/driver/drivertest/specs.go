@@ -47,6 +47,7 @@ func specs(h Harness) []spec {
 		spec{"exhaustion", exhaustion},
 		spec{"release/Retain", releaseRetain},
 		spec{"release/Delete", releaseDelete},
+		spec{"capacity and use", capacityAndUse},
 	)
 	for _, f := range []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.Dual} {
 		out = append(out, spec{"association/" + string(f), func(t *testing.T, g *WithT, s *suite) { association(t, g, s, f) }})

@@ -82,10 +82,7 @@ func (b *Backend) RenderClass(ctx context.Context, class *v1alpha1.IPAddressClas
 		return driver.RenderResult{}, err
 	}
 
-	var capacity float64
-	for _, r := range ipaddr.Merge(p.Ranges) {
-		capacity += r.UsableSize(p.AvoidBuggyIPs)
-	}
+	capacity := driver.CountRanges(ipaddr.Merge(p.Ranges), func(r ipaddr.Range) int64 { return r.UsableSize(p.AvoidBuggyIPs) })
 	unselected, err := b.unselected(ctx, p)
 	if err != nil {
 		return driver.RenderResult{}, err

@@ -18,12 +18,15 @@ package steadytest
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
@@ -222,10 +225,14 @@ func TestShrinkingAClassKeepsItsAddresses(t *testing.T) {
 	g := NewWithT(t)
 	ns, class, _, addr := mt.ClaimedAndHeld(t, g)
 	other, _ := mt.FreshRange()
+	g.Eventually(totals(g, class), mt.Timeout, mt.Tick).Should(Equal("capacity 15, used 1, available 14"),
+		"a /28 without its .0 (avoidBuggyIPs), one address used")
 
 	mt.SetParameters(g, class, `{"addresses": ["`+other+`"]}`)
 
 	g.Eventually(mt.ClassCondition(g, class), mt.Timeout, mt.Tick).Should(And(HavePrefix("True AddressesOutsideRange"), ContainSubstring(addr.Address)))
+	g.Eventually(totals(g, class), mt.Timeout, mt.Tick).Should(Equal("capacity 16, used 1, available 16"),
+		"a whole /28 now (no avoidBuggyIPs), and the address kept outside it takes nothing from it")
 	g.Expect(strs(mt.Rendered("IPAddressPool", class)().Object, "spec", "addresses")).To(ConsistOf(other, addr.Address+"/32"))
 	g.Consistently(mt.Kit.StateOfAddress(g, addr.Name), 2*time.Second, mt.Tick).Should(HaveField("Phase", v1alpha1.AddressBound))
 	mt.HeldByPlaceholder(g, addr.Address)
@@ -233,4 +240,19 @@ func TestShrinkingAClassKeepsItsAddresses(t *testing.T) {
 	// Attaching it still works.
 	mt.Kit.Create(g, b.Service(ns, "web", b.ForClaim("web")))
 	g.Eventually(mt.IngressOf(g, ns, "web"), mt.Timeout, mt.Tick).Should(Equal([]string{addr.Address}))
+}
+
+// totals reads the totals of a class's status.capacity, used and available.
+func totals(g Gomega, class string) func() string {
+	return func() string {
+		c := &v1alpha1.IPAddressClass{}
+		g.Expect(mt.Client.Get(context.Background(), client.ObjectKey{Name: class}, c)).To(Succeed())
+		total := func(n *v1alpha1.AddressCounts) string {
+			if n == nil {
+				return "none"
+			}
+			return strconv.FormatInt(n.Total, 10)
+		}
+		return fmt.Sprintf("capacity %s, used %s, available %s", total(c.Status.Capacity), total(c.Status.Used), total(c.Status.Available))
+	}
 }
