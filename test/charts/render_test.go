@@ -20,6 +20,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -265,7 +266,7 @@ func TestRenderedManager(t *testing.T) {
 		},
 		// The placeholder namespace defaults to the release namespace.
 		roleNamespaces: []string{ns, "metallb-system"},
-		policies:       []string{"metallb-iad-service-writes"},
+		policies:       []string{"metallb-iad-service-writes", "metallb-iad-class-parameters"},
 	}, {
 		chart: ciliumChart, manager: "cilium-iad",
 		args: []string{
@@ -275,7 +276,7 @@ func TestRenderedManager(t *testing.T) {
 		},
 		// Its pools are cluster-scoped: only the placeholders are namespaced.
 		roleNamespaces: []string{ns},
-		policies:       []string{"cilium-iad-service-writes"},
+		policies:       []string{"cilium-iad-service-writes", "cilium-iad-class-parameters"},
 	}} {
 		t.Run(tc.chart+" with default values", func(t *testing.T) {
 			g := NewWithT(t)
@@ -341,7 +342,8 @@ func TestRenderedManager(t *testing.T) {
 
 			g.Expect(ofKind(objs, "Namespace")).To(BeEmpty())
 			// The tenant policies are off by default; a driver's own
-			// serviceWritePolicy is on, bound to its ServiceAccount.
+			// serviceWritePolicy is on, bound to its ServiceAccount, and so
+			// is its classParametersPolicy.
 			names := func(kind string) []string {
 				var out []string
 				for _, o := range ofKind(objs, kind) {
@@ -352,6 +354,9 @@ func TestRenderedManager(t *testing.T) {
 			g.Expect(names("ValidatingAdmissionPolicy")).To(ConsistOf(toAny(tc.policies)...))
 			g.Expect(names("ValidatingAdmissionPolicyBinding")).To(ConsistOf(toAny(tc.policies)...))
 			for _, p := range ofKind(objs, "ValidatingAdmissionPolicy") {
+				if !strings.HasSuffix(p.GetName(), "-service-writes") {
+					continue
+				}
 				conditions, _, _ := unstructured.NestedSlice(p.Object, "spec", "matchConditions")
 				g.Expect(conditions).To(ContainElements(
 					HaveKeyWithValue("expression", ContainSubstring(`"system:serviceaccount:`+ns+`:`+tc.manager+`"`)),

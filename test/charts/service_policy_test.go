@@ -198,6 +198,7 @@ func newPolicyBed(t *testing.T, chart, releaseNS, prefix string, fields []servic
 	// its pins; here it writes as a principal the reserved fields are left to.
 	applyPolicy(t, render(t, chart, chart, releaseNS,
 		"--set", "serviceWritePolicy.enabled=false",
+		"--set", "classParametersPolicy.enabled=false",
 		"--set", "admissionPolicy.enabled=true",
 		"--set", "admissionPolicy.allowedUsernames={ip-admin}",
 		"--set-json", `admissionPolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"enforce"}}`,
@@ -205,6 +206,7 @@ func newPolicyBed(t *testing.T, chart, releaseNS, prefix string, fields []servic
 	applyPolicy(t, render(t, chart, chart, releaseNS,
 		"--set", "fullnameOverride="+chart+"-report",
 		"--set", "serviceWritePolicy.enabled=false",
+		"--set", "classParametersPolicy.enabled=false",
 		"--set", "admissionPolicy.enabled=true",
 		"--set-json", `admissionPolicy.validationActions=["Warn","Audit"]`,
 		"--set-json", `admissionPolicy.namespaceSelector={"matchLabels":{"`+selectorKey+`":"report"}}`,

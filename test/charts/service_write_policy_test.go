@@ -175,7 +175,9 @@ func testServiceWritePolicy(t *testing.T, r driverReach, releaseNS, placeholders
 	c := startCluster(t)
 	ctx := t.Context()
 	g := NewWithT(t)
-	rendered := render(t, r.chart, r.chart, releaseNS, "--set", "placeholderNamespace="+placeholders)
+	// The class-parameters policy is the subject of its own test.
+	rendered := render(t, r.chart, r.chart, releaseNS, "--set", "placeholderNamespace="+placeholders,
+		"--set", "classParametersPolicy.enabled=false")
 	g.Expect(ofKind(rendered, "ValidatingAdmissionPolicy")).To(ConsistOf(
 		HaveField("Object", HaveKeyWithValue("metadata", HaveKeyWithValue("name", r.chart+"-service-writes")))),
 		"the policy is on by default")

@@ -134,10 +134,10 @@ func TestBadClassesSaySo(t *testing.T) {
 	startBoth(t)
 	g := NewWithT(t)
 	for params, want := range map[string]string{
-		`{"addresses": []}`:                            "spec.parameters.addresses must list at least one CIDR or range",
-		`{"addresses": ["198.51.100.1/24"]}`:           "spec.parameters.addresses[0]",
-		`{"ranges": ["198.51.100.0/28"]}`:              `unknown field "ranges"`,
-		`{"addresses": ["198.51.100.9-198.51.100.1"]}`: "spec.parameters.addresses[0]",
+		`{"addresses": []}`:                            "parameters.addresses is required",
+		`{"addresses": ["198.51.100.1/24"]}`:           `parameters.addresses[0]: "198.51.100.1/24" has host bits set`,
+		`{"ranges": ["198.51.100.0/28"]}`:              "parameters.ranges: unknown field",
+		`{"addresses": ["198.51.100.9-198.51.100.1"]}`: `parameters.addresses[0]: "198.51.100.9-198.51.100.1" is backwards`,
 	} {
 		name := testkit.Name(t) + fmt.Sprintf("-%d", nextRange.Add(1))
 		kit.Make(t, g, b.Class(name, v1alpha1.ProvisionerCilium, b.Parameters(params)))

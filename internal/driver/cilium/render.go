@@ -17,9 +17,7 @@ limitations under the License.
 package cilium
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -27,10 +25,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
+	"github.com/cozystack/address-controller/internal/driver/classparams"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	"github.com/cozystack/address-controller/internal/ipaddr"
 	"github.com/cozystack/address-controller/internal/manager"
@@ -45,34 +45,33 @@ const (
 // parameters are a Cilium class's spec.parameters.
 type parameters struct {
 	// Addresses are the class's ranges: CIDRs ("203.0.113.0/28") or
-	// inclusive ranges ("203.0.113.10-203.0.113.20"), either family.
+	// inclusive ranges ("203.0.113.10-203.0.113.20"), either family. They
+	// may overlap: the pool holds their union.
 	Addresses []string `json:"addresses"`
 }
 
-// decode reads a class's ranges, strictly: an unknown field, a range that
-// does not parse or none at all is bad input.
-func decode(class *v1alpha1.IPAddressClass) ([]ipaddr.Range, error) {
-	if class.Spec.Parameters == nil || len(class.Spec.Parameters.Raw) == 0 {
-		return nil, fmt.Errorf(`spec.parameters must list the class's addresses, e.g. {"addresses": ["203.0.113.0/28"]}`)
-	}
+// DecodeParameters reads a Cilium class's spec.parameters strictly and
+// returns its ranges, merged. An unknown field, a value of the wrong type, a
+// range that does not parse or none at all is a *classparams.Error holding
+// every problem, worded as the chart's admission policy words them.
+func DecodeParameters(raw *runtime.RawExtension) ([]ipaddr.Range, error) {
 	var p parameters
-	dec := json.NewDecoder(bytes.NewReader(class.Spec.Parameters.Raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("spec.parameters: %w", err)
+	problems, typed := classparams.Decode(raw, &p)
+	var ranges []ipaddr.Range
+	if typed {
+		var more []string
+		ranges, more = classparams.Addresses(p.Addresses)
+		problems = append(problems, more...)
 	}
-	if len(p.Addresses) == 0 {
-		return nil, fmt.Errorf("spec.parameters.addresses must list at least one CIDR or range")
-	}
-	ranges := make([]ipaddr.Range, 0, len(p.Addresses))
-	for i, s := range p.Addresses {
-		r, err := ipaddr.ParseRange(s)
-		if err != nil {
-			return nil, fmt.Errorf("spec.parameters.addresses[%d]: %w", i, err)
-		}
-		ranges = append(ranges, r)
+	if len(problems) > 0 {
+		return nil, &classparams.Error{Problems: problems}
 	}
 	return ipaddr.Merge(ranges), nil
+}
+
+// decode reads a class's ranges (DecodeParameters).
+func decode(class *v1alpha1.IPAddressClass) ([]ipaddr.Range, error) {
+	return DecodeParameters(class.Spec.Parameters)
 }
 
 // poolName is the name of a class's pool.

@@ -132,7 +132,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"duplicate field", raw(`{"addresses":["10.0.0.0/24"],"addresses":["10.0.1.0/24"]}`),
 			"parameters.addresses: duplicate field"},
 		{"brief example", raw(`{"addresses":["10.0.0.0/24","10.0.0.300/24"],"advertisement":{"l2":{},"bgp":{}}}`),
-			`parameters.addresses[1]: "10.0.0.300/24" is neither a CIDR nor an a.b.c.d-e.f.g.h range: IPv4 field has value >255; ` +
+			`parameters.addresses[1]: "10.0.0.300/24" is neither a CIDR nor an a.b.c.d-e.f.g.h range: "10.0.0.300" is not an IP address; ` +
 				"parameters.advertisement: set exactly one of l2 or bgp"},
 		{"not an object", raw(`"10.0.0.0/24"`), "parameters: want an object, got a string"},
 		{"a list", raw(`["10.0.0.0/24"]`), "parameters: want an object, got an array"},

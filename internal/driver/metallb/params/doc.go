@@ -15,9 +15,11 @@ limitations under the License.
 */
 
 // Package params owns the MetalLB driver's reading of a class's
-// spec.parameters: the strict decoding and validation of those parameters,
-// and their rendering into the MetalLB IPAddressPool and advertisement that
-// serve the class. It also reads other pools' addresses, so that overlaps
+// spec.parameters: the strict decoding (through internal/driver/classparams,
+// which every driver shares) and validation of those parameters, and their
+// rendering into the MetalLB IPAddressPool and advertisement that serve the
+// class. The chart's class-parameters admission policy repeats the
+// validation in CEL with the same messages; change both together. It also reads other pools' addresses, so that overlaps
 // can be refused before MetalLB refuses its whole configuration.
 //
 // It is pure: it builds and inspects objects but never talks to the API

@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/cozystack/address-controller/internal/driver/classparams"
 	"github.com/cozystack/address-controller/internal/ipaddr"
 )
 
@@ -52,12 +53,14 @@ type validator struct {
 }
 
 func (v *validator) addf(path, format string, args ...any) {
-	v.problems = append(v.problems, fieldPath(path)+": "+fmt.Sprintf(format, args...))
+	v.problems = append(v.problems, classparams.Path(path)+": "+fmt.Sprintf(format, args...))
 }
 
+// addresses parses the ranges and refuses any two that overlap: MetalLB
+// would refuse the pool.
 func (v *validator) addresses(p *Parameters) {
 	if len(p.Addresses) == 0 {
-		v.problems = append(v.problems, "parameters.addresses is required")
+		v.problems = append(v.problems, classparams.AddressesRequired)
 		return
 	}
 	// Ranges stays index-aligned with Addresses; a bad entry leaves a zero
@@ -65,10 +68,9 @@ func (v *validator) addresses(p *Parameters) {
 	// so the zero Ranges never escape.
 	p.Ranges = make([]ipaddr.Range, len(p.Addresses))
 	for i, s := range p.Addresses {
-		path := fmt.Sprintf("addresses[%d]", i)
-		r, err := ipaddr.ParseRange(s)
-		if err != nil {
-			v.addf(path, "%v", err)
+		r, problem := classparams.Address(i, s)
+		if problem != "" {
+			v.problems = append(v.problems, problem)
 			continue
 		}
 		p.Ranges[i] = r
@@ -80,7 +82,7 @@ func (v *validator) addresses(p *Parameters) {
 			if earlier == r {
 				relation = "repeats"
 			}
-			v.addf(path, "%q %s parameters.addresses[%d] (%q)", s, relation, j, p.Addresses[j])
+			v.addf(fmt.Sprintf("addresses[%d]", i), "%q %s parameters.addresses[%d] (%q)", s, relation, j, p.Addresses[j])
 		}
 	}
 }
