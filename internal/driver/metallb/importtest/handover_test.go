@@ -185,3 +185,49 @@ func keys(ns string, names ...string) []string {
 func annotated(key, value string) b.ServiceOption {
 	return func(s *corev1.Service) { metav1.SetMetaDataAnnotation(&s.ObjectMeta, key, value) }
 }
+
+// TestDroppedAddressOfAPinnedService: a Service the driver pinned, by a
+// shared handoff, loses its address for a reason of its own (it names a
+// pool MetalLB has not got). The address says Dropped, on it and on the
+// Service, stays Bound, and its hold keeps it meanwhile, so no one else
+// gets it; once the annotation goes the Service reports it again, the
+// hold lets go, and Dropped clears.
+func TestDroppedAddressOfAPinnedService(t *testing.T) {
+	controlPlane(t)
+	g := NewWithT(t)
+	mt.StartBoth(t)
+	ns := kit.Namespace(t)
+	class, _, _ := mt.Class(t, g, false)
+	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
+	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	bound := kit.Claim(g, ns, "web").Status.Addresses[0]
+	ip, address := bound.Address, bound.Name
+	kit.Create(g, b.Service(ns, "web", b.ForClaim("web")))
+	g.Eventually(lbIngress(ns, "web"), timeout, tick).Should(Equal(ip))
+	g.Eventually(kit.AddressReason(g, address, v1alpha1.ConditionAssociated), timeout, tick).Should(Equal("SharedHandoff"))
+	g.Expect(kit.AddressReason(g, address, v1alpha1.ConditionDropped)()).To(Equal(v1alpha1.ReasonNotDropped))
+
+	web := kit.Service(g, ns, "web")
+	kit.SetAnnotation(g, web, "metallb.io/address-pool", "elsewhere")
+	g.Eventually(lbIngress(ns, "web"), timeout, tick).Should(BeEmpty())
+	g.Eventually(kit.AddressReason(g, address, v1alpha1.ConditionDropped), timeout, tick).Should(Equal(v1alpha1.ReasonNoLongerReported))
+	g.Eventually(kit.EventsAbout(g, kit.Address(g, address), v1alpha1.EventAddressDropped), timeout, tick).
+		Should(ContainElement(ContainSubstring("Service " + ns + "/web no longer reports " + ip)))
+	g.Eventually(kit.EventsAbout(g, web, v1alpha1.EventAddressDropped), timeout, tick).
+		Should(ContainElement(ContainSubstring("no longer reports " + ip)))
+	g.Eventually(holders(g, ip), timeout, tick).Should(ConsistOf(HavePrefix(placeholderNS + "/hold-")))
+	g.Consistently(func(g Gomega) {
+		a := kit.Address(g, address)
+		g.Expect(a.Status.Phase).To(Equal(v1alpha1.AddressBound))
+		g.Expect(a.Status.AssociatedTo).To(HaveField("Name", "web"))
+		g.Expect(testkit.Condition(a.Status.Conditions, v1alpha1.ConditionDropped).Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(holders(g, ip)()).To(ConsistOf(HavePrefix(placeholderNS + "/hold-")))
+	}, 3*time.Second, tick).Should(Succeed())
+
+	kit.SetAnnotation(g, web, "metallb.io/address-pool", "")
+	g.Eventually(holders(g, ip), timeout, tick).Should(ConsistOf(ns + "/web"))
+	g.Eventually(kit.AddressReason(g, address, v1alpha1.ConditionDropped), timeout, tick).Should(Equal(v1alpha1.ReasonNotDropped))
+	g.Eventually(kit.EventsAbout(g, kit.Address(g, address), v1alpha1.EventAddressReportedAgain), timeout, tick).
+		Should(ContainElement(ContainSubstring("Service " + ns + "/web reports " + ip + " again")))
+	g.Expect(kit.AddressReason(g, address, v1alpha1.ConditionAssociated)()).To(Equal("SharedHandoff"))
+}
