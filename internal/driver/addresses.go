@@ -289,21 +289,37 @@ func (r *AddressReconciler) wrongfulHolders(ctx context.Context, a *v1alpha1.IPA
 }
 
 // reportTransitions emits the events an admin must see when the driver moves
-// an address into or out of Conflict or Lost.
+// an address into or out of Conflict or Lost, or its carrier drops it or
+// reports it again.
 func (r *AddressReconciler) reportTransitions(ctx context.Context, before, after *v1alpha1.IPAddress, obs holdObservation) {
+	wasDropped := meta.IsStatusConditionTrue(before.Status.Conditions, v1alpha1.ConditionDropped)
+	isDropped := meta.IsStatusConditionTrue(after.Status.Conditions, v1alpha1.ConditionDropped)
+	// An address reported again after a drop was not handed over.
 	if prev, cur := meta.FindStatusCondition(before.Status.Conditions, v1alpha1.ConditionAssociated),
 		meta.FindStatusCondition(after.Status.Conditions, v1alpha1.ConditionAssociated); cur != nil && isCarried(cur.Reason) &&
-		(prev == nil || !isCarried(prev.Reason)) {
+		(prev == nil || !isCarried(prev.Reason)) && !wasDropped {
 		r.metrics.handoffTime.Observe(obs.now.Sub(cur.LastTransitionTime.Time).Seconds())
 		if obs.handoff.shared {
 			r.metrics.unheld.Observe(0)
 		}
 	}
-	was, now := before.Status.Phase, after.Status.Phase
 	rightful := "no claim"
 	if ref := after.Spec.ClaimRef; ref != nil {
 		rightful = "claim " + ref.Key()
 	}
+	switch s := obs.carrier; {
+	case isDropped && !wasDropped:
+		log.FromContext(ctx).Info("Associated Service no longer reports the address", "service", s.Namespace+"/"+s.Name)
+		r.recorder.Eventf(after, s, corev1.EventTypeWarning, v1alpha1.EventAddressDropped, "DetectDrop",
+			"Service %s/%s no longer reports %s, which it carried; it stays bound to %s and associated with the Service, and goes to no one else: see the Service's events for why its load balancer refused it",
+			s.Namespace, s.Name, after.Spec.Address, rightful)
+		r.recorder.Eventf(s, after, corev1.EventTypeWarning, v1alpha1.EventAddressDropped, "DetectDrop",
+			"The load balancer no longer reports %s, IPAddress %s of %s, which this Service carried; its other events say why", after.Spec.Address, after.Name, rightful)
+	case wasDropped && !isDropped && s != nil:
+		r.recorder.Eventf(after, s, corev1.EventTypeNormal, v1alpha1.EventAddressReportedAgain, "DetectDrop",
+			"Service %s/%s reports %s again", s.Namespace, s.Name, after.Spec.Address)
+	}
+	was, now := before.Status.Phase, after.Status.Phase
 	switch {
 	case now == v1alpha1.AddressConflict && was != now:
 		log.FromContext(ctx).Info("Address held by another Service", "offenders", serviceNames(obs.wrongful))

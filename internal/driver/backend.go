@@ -213,6 +213,25 @@ type Handover interface {
 	// gives svc the address ip it has; if not, the handover would take it
 	// away.
 	Takes(svc *corev1.Service, ip netip.Addr) bool
+	// Tie says what on svc itself would make the allocator take away an
+	// address that Takes gives it, once the configuration is handed over
+	// (for MetalLB, an annotation naming a pool that shrinks), or "" when
+	// nothing does. It reads as what the Service does: "names ...".
+	Tie(svc *corev1.Service) string
+	// Untie lifts svc's tie, writing with c, in a way that the allocator
+	// keeps svc's addresses through (nothing when svc has none). The
+	// handover unties the Services it imported before Apply, and refuses
+	// to run while any other Service is tied.
+	Untie(ctx context.Context, c client.Client, svc *corev1.Service) error
+	// Seen says whether the allocator has processed svc as read (after an
+	// Untie, it reports having done so): Apply waits until it has seen
+	// every Service holding an address that moves, so that it never meets
+	// the new configuration with an older copy of one.
+	Seen(svc *corev1.Service) bool
+	// Moved says whether the allocator reports giving svc its addresses
+	// from the class's configuration: once Apply is done, the handover
+	// waits for it of every Service holding an address that moves.
+	Moved(svc *corev1.Service) bool
 	// Steps say what Apply writes, one line each; none when nothing
 	// overlaps the class.
 	Steps() []string

@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -269,7 +270,8 @@ func (d *base) dissociate(ctx context.Context, a *v1alpha1.IPAddress, svc *corev
 		}
 	}
 	w := a.Status.AssociatedTo
-	if err := d.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { s.AssociatedTo = nil }); err != nil {
+	now := metav1.NewTime(d.clock.Now())
+	if err := d.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { dissociated(s, a.Generation, now) }); err != nil {
 		return false, err
 	}
 	mode := modeGap

@@ -47,6 +47,12 @@ const (
 	ReasonBackendLost   = "OutsideBackendRanges"
 )
 
+// Messages of the driver's conditions that two places write.
+const (
+	msgNotAssociated = "Reserved; attached to no workload"
+	msgNotDropped    = "No associated Service has dropped the address"
+)
+
 // holdObservation is what an address pass of the driver saw.
 type holdObservation struct {
 	address *v1alpha1.IPAddress
@@ -118,7 +124,15 @@ func driverStatus(o holdObservation) v1alpha1.IPAddressStatus {
 		cond(v1alpha1.ConditionAssociated, true, ReasonHandingOver,
 			fmt.Sprintf("Associated with Service %s/%s; waiting for its load balancer to report the address; %s", o.carrier.Namespace, o.carrier.Name, how))
 	default:
-		cond(v1alpha1.ConditionAssociated, false, ReasonNotAssociated, "Reserved; attached to no workload")
+		cond(v1alpha1.ConditionAssociated, false, ReasonNotAssociated, msgNotAssociated)
+	}
+
+	if dropped(o) {
+		cond(v1alpha1.ConditionDropped, true, v1alpha1.ReasonNoLongerReported, fmt.Sprintf(
+			"Service %s/%s carried %s and its load balancer no longer reports it (the Service's events say why); the address stays bound and associated, and goes to no one else",
+			o.carrier.Namespace, o.carrier.Name, a.Spec.Address))
+	} else {
+		cond(v1alpha1.ConditionDropped, false, v1alpha1.ReasonNotDropped, msgNotDropped)
 	}
 
 	if o.carrier != nil && (o.carried || !o.handoff.shared) {
@@ -131,6 +145,41 @@ func driverStatus(o holdObservation) v1alpha1.IPAddressStatus {
 		cond(v1alpha1.ConditionHeld, o.hold.Held, reason, o.hold.Message)
 	}
 	return st
+}
+
+// dropped: the live carrier does not report the address, though it did.
+// The address's own status remembers that: its Associated condition said
+// carried, or it is Dropped already. Ending an association resets both
+// (see dissociate), so they never speak of an earlier carrier.
+func dropped(o holdObservation) bool {
+	if o.carrier == nil || o.carried {
+		return false
+	}
+	conds := o.address.Status.Conditions
+	if c := meta.FindStatusCondition(conds, v1alpha1.ConditionAssociated); c != nil && c.Status == metav1.ConditionTrue && isCarried(c.Reason) {
+		return true
+	}
+	return meta.IsStatusConditionTrue(conds, v1alpha1.ConditionDropped)
+}
+
+// dissociated clears the association from st, and with it what the
+// address remembers of its carrier: the next association starts afresh, so
+// that a new carrier still handing over never counts as one that dropped it.
+func dissociated(st *v1alpha1.IPAddressStatus, gen int64, now metav1.Time) {
+	if st.AssociatedTo == nil {
+		return
+	}
+	st.AssociatedTo = nil
+	for _, c := range []metav1.Condition{
+		{Type: v1alpha1.ConditionAssociated, Status: metav1.ConditionFalse, Reason: ReasonNotAssociated, Message: msgNotAssociated},
+		{Type: v1alpha1.ConditionDropped, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonNotDropped, Message: msgNotDropped},
+	} {
+		if meta.FindStatusCondition(st.Conditions, c.Type) == nil {
+			continue // the driver has not written its conditions yet
+		}
+		c.ObservedGeneration, c.LastTransitionTime = gen, now
+		meta.SetStatusCondition(&st.Conditions, c)
+	}
 }
 
 // entitled says whether svc may carry address a: the backend's own hold, a

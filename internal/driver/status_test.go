@@ -140,6 +140,73 @@ func TestDriverStatus(t *testing.T) {
 	}
 }
 
+// TestDriverStatusDropped: an address whose live carrier stops reporting it
+// is Dropped only once it was carried, stays so until the carrier reports
+// it again, and a new association starts afresh.
+func TestDriverStatusDropped(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC))
+	earlier := metav1.NewTime(now.Add(-time.Hour))
+	carrier := b.Service("tenant", "a")
+	with := func(conds ...metav1.Condition) *v1alpha1.IPAddress {
+		a := b.Address("ip-a", "10.0.0.1", "c", b.BoundTo("tenant", "web", "u1"))
+		a.Status.Phase = v1alpha1.AddressBound
+		a.Status.AssociatedTo = &v1alpha1.WorkloadReference{Kind: "Service", Namespace: "tenant", Name: "a"}
+		for _, c := range conds {
+			c.LastTransitionTime = earlier
+			a.Status.Conditions = append(a.Status.Conditions, c)
+		}
+		return a
+	}
+	carried := metav1.Condition{Type: v1alpha1.ConditionAssociated, Status: metav1.ConditionTrue, Reason: ReasonGapHandoff}
+	handingOver := metav1.Condition{Type: v1alpha1.ConditionAssociated, Status: metav1.ConditionTrue, Reason: ReasonHandingOver}
+	wasDropped := metav1.Condition{Type: v1alpha1.ConditionDropped, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonNoLongerReported}
+	cases := []struct {
+		name    string
+		obs     holdObservation
+		dropped bool
+	}{
+		{"carried, and still reported", holdObservation{address: with(carried), carrier: carrier, carried: true}, false},
+		{"carried, no longer reported", holdObservation{address: with(carried), carrier: carrier}, true},
+		{"carried by a shared handoff, no longer reported", holdObservation{address: with(metav1.Condition{Type: v1alpha1.ConditionAssociated,
+			Status: metav1.ConditionTrue, Reason: ReasonSharedHandoff}), carrier: carrier, handoff: handoff{shared: true}}, true},
+		{"handing over, never reported yet", holdObservation{address: with(handingOver), carrier: carrier}, false},
+		{"dropped, still not reported", holdObservation{address: with(handingOver, wasDropped), carrier: carrier}, true},
+		{"dropped, reported again", holdObservation{address: with(handingOver, wasDropped), carrier: carrier, carried: true}, false},
+		{"dropped, and the association ended", holdObservation{address: with(handingOver, wasDropped)}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			tc.obs.now = now
+			st := driverStatus(tc.obs)
+			c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDropped)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status == metav1.ConditionTrue).To(Equal(tc.dropped))
+			if tc.dropped {
+				g.Expect(c.Reason).To(Equal(v1alpha1.ReasonNoLongerReported))
+				g.Expect(c.Message).To(ContainSubstring("Service tenant/a carried 10.0.0.1"))
+				// The address stays Bound and associated.
+				g.Expect(st.Phase).To(Equal(v1alpha1.AddressBound))
+				g.Expect(meta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionAssociated)).To(BeTrue())
+			} else {
+				g.Expect(c.Reason).To(Equal(v1alpha1.ReasonNotDropped))
+			}
+		})
+	}
+
+	// Ending the association forgets the carrier: the next one is not
+	// Dropped while it hands over.
+	a := with(carried, wasDropped)
+	dissociated(&a.Status, a.Generation, now)
+	g := NewWithT(t)
+	g.Expect(a.Status.AssociatedTo).To(BeNil())
+	g.Expect(meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionAssociated).Reason).To(Equal(ReasonNotAssociated))
+	g.Expect(meta.IsStatusConditionTrue(a.Status.Conditions, v1alpha1.ConditionDropped)).To(BeFalse())
+	a.Status.AssociatedTo = &v1alpha1.WorkloadReference{Kind: "Service", Namespace: "tenant", Name: "b"}
+	st := driverStatus(holdObservation{address: a, carrier: b.Service("tenant", "b"), now: now})
+	g.Expect(meta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionDropped)).To(BeFalse())
+}
+
 func TestSameAddressesIgnoresOrder(t *testing.T) {
 	g := NewWithT(t)
 	v4, v6 := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("2001:db8::1")

@@ -169,6 +169,15 @@ const (
 	// Service that is not entitled to the address holds it.
 	ConditionConflict = "Conflict"
 
+	// ConditionDropped on an IPAddress (set by the driver) is True while the
+	// Service the address is associated with, having carried it, no longer
+	// reports it in status.loadBalancer.ingress: its load balancer took the
+	// address away or refuses it (for MetalLB, for instance, an annotation
+	// naming another pool). The address stays bound to its claim and
+	// associated with the Service, and goes to no one else; the condition
+	// turns False once the Service reports the address again.
+	ConditionDropped = "Dropped"
+
 	// ConditionReleased on an IPAddress (set by the core) is True while the
 	// address is Released. Its lastTransitionTime is when the address was
 	// released, and the class's releaseDelay counts from it: a Conflict or
@@ -192,6 +201,15 @@ const (
 const (
 	ReasonWithinLimits        = "WithinLimits"
 	ReasonNamespacesOverLimit = "NamespacesOverLimit"
+)
+
+// Reasons of the address's Dropped condition.
+const (
+	// ReasonNoLongerReported: the associated Service no longer reports the
+	// address it carried.
+	ReasonNoLongerReported = "NoLongerReported"
+	// ReasonNotDropped: no associated Service has dropped the address.
+	ReasonNotDropped = "NotDropped"
 )
 
 // Reasons of the claim's ClassResolved condition.
@@ -250,6 +268,13 @@ const (
 	EventAddressConflict    = "AddressConflict"
 	EventConflictResolved   = "ConflictResolved"
 	EventAddressLost        = "AddressLost"
+	// EventAddressDropped (Warning, on the IPAddress and on its Service): the
+	// Service's load balancer no longer reports the address it carried
+	// (ConditionDropped turned True).
+	EventAddressDropped = "AddressDropped"
+	// EventAddressReportedAgain (Normal, on the IPAddress): the Service that
+	// dropped the address reports it again (ConditionDropped turned False).
+	EventAddressReportedAgain = "AddressReportedAgain"
 	// EventYielded: the backend offered an allocation placeholder an address
 	// the ledger records for someone else; the driver gave it back.
 	EventYielded = "Yielded"

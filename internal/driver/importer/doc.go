@@ -22,7 +22,8 @@ limitations under the License.
 // What it needs of the allocator comes from the driver's backend through
 // two optional capabilities, found by type assertion: driver.Importer (the
 // class's ranges, and the annotation that pins a Service) and
-// driver.Handoverer (moving the ranges out of an admin's own pools). The
+// driver.Handoverer (moving the ranges out of an admin's own pools, after
+// untying the imported Services that name one of them). The
 // MetalLB backend has both; a backend with neither cannot import.
 //
 // It runs as a command with the admin's credentials, not inside the driver:

@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
@@ -130,6 +131,83 @@ func (h *handover) Takes(svc *corev1.Service, ip netip.Addr) bool {
 		h.refuses(ip) == "" && svc.Labels[LabelWithdrawn] == ""
 }
 
+// Tie: svc names a pool other than the class's. MetalLB gives a Service
+// that names a pool an address of that pool only: it clears one holding an
+// address of another pool and refuses it the address it is pinned to
+// (AllocationFailed: "not compatible with requested address pool"), so
+// once the address moves into the class's pool the Service would lose it.
+func (h *handover) Tie(svc *corev1.Service) string {
+	keys := h.tyingKeys(svc)
+	if len(keys) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("names IPAddressPool %s in %s, and MetalLB gives it no address of another pool",
+		svc.Annotations[keys[0]], strings.Join(keys, " and "))
+}
+
+// tyingKeys are the pool annotations of svc that tie it: none unless the
+// pool MetalLB reads (the current spelling wins over the legacy one when
+// present, even empty) is another than the class's; then every spelling
+// naming another pool, so that none takes over once the other goes.
+func (h *handover) tyingKeys(svc *corev1.Service) []string {
+	ours := h.pool.GetName()
+	if pool := requestedPool(svc); pool == "" || pool == ours {
+		return nil
+	}
+	var out []string
+	for _, key := range []string{annotationAddressPool, annotationLegacyAddressPool} {
+		if v := svc.Annotations[key]; v != "" && v != ours {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
+// requestedPool is the pool svc names, as MetalLB reads it.
+func requestedPool(svc *corev1.Service) string {
+	if v, ok := svc.Annotations[annotationAddressPool]; ok {
+		return v
+	}
+	return svc.Annotations[annotationLegacyAddressPool]
+}
+
+// Untie removes the pool annotations that tie svc, and MetalLB's record of
+// the pool it allocated from, in one patch of the Service as it is now.
+// Without a named pool MetalLB keeps a Service's address in whichever pool
+// holds it, so it keeps it now and after the handover; and it writes its
+// record back once it has processed the Service (Seen).
+func (h *handover) Untie(ctx context.Context, c client.Client, svc *corev1.Service) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		now := &corev1.Service{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), now); err != nil {
+			return err
+		}
+		if now.UID != svc.UID {
+			return fmt.Errorf("Service %s/%s was re-created since it was read", svc.Namespace, svc.Name)
+		}
+		keys := h.tyingKeys(now)
+		if len(keys) == 0 {
+			return nil
+		}
+		orig := now.DeepCopy()
+		for _, key := range append(keys, annotationAllocatedFromPool) {
+			delete(now.Annotations, key)
+		}
+		return c.Patch(ctx, now, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	})
+}
+
+// Seen: MetalLB records, on every Service it gives an address, the pool it
+// came from, and writes it back whenever it processes one without it.
+func (h *handover) Seen(svc *corev1.Service) bool {
+	return svc.Annotations[annotationAllocatedFromPool] != ""
+}
+
+// Moved: MetalLB records the class's pool as the one svc's address is from.
+func (h *handover) Moved(svc *corev1.Service) bool {
+	return svc.Annotations[annotationAllocatedFromPool] == h.pool.GetName()
+}
+
 // Steps say which pools are written, shrunk and deleted.
 func (h *handover) Steps() []string {
 	var out []string
@@ -154,6 +232,27 @@ func joinRanges(rs []ipaddr.Range) string {
 	return strings.Join(s, ",")
 }
 
+// unchanged reads s's pool again, nil when it is gone. MetalLB writes its
+// status as it assigns addresses (and the untie makes it process
+// Services), so it is the pool's addresses that must still be those the
+// handover was planned with; the write that follows is conditional on
+// this read.
+func (s poolShrink) unchanged(ctx context.Context, c client.Client) (*unstructured.Unstructured, error) {
+	pool := &unstructured.Unstructured{}
+	pool.SetGroupVersionKind(params.IPAddressPoolGVK)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(s.pool), pool); err != nil {
+		if apierrors.IsNotFound(err) && len(s.remaining) == 0 {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading IPAddressPool %s: %w", s.pool.GetName(), err)
+	}
+	if now, _ := params.PoolRanges(pool); !slices.Equal(now, s.before) || pool.GetUID() != s.pool.GetUID() {
+		return nil, fmt.Errorf("IPAddressPool %s changed since the handover was planned (%s, now %s); run it again",
+			pool.GetName(), joinRanges(s.before), joinRanges(now))
+	}
+	return pool, nil
+}
+
 // Apply moves the class's ranges out of the other pools without MetalLB
 // ever seeing an assigned address outside every pool. MetalLB refuses a
 // configuration whose pools overlap and keeps the one it has; it does not
@@ -172,23 +271,30 @@ func (h *handover) Apply(ctx context.Context, c client.Client) error {
 		}
 	}
 	for _, s := range h.shrinks {
+		pool, err := s.unchanged(ctx, c)
+		if err != nil {
+			return err
+		}
+		if pool == nil {
+			continue // deleted already
+		}
 		if len(s.remaining) == 0 {
-			rv := s.pool.GetResourceVersion()
-			if err := c.Delete(ctx, s.pool, client.Preconditions{ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("deleting IPAddressPool %s: %w", s.pool.GetName(), err)
+			rv := pool.GetResourceVersion()
+			if err := c.Delete(ctx, pool, client.Preconditions{ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting IPAddressPool %s: %w", pool.GetName(), err)
 			}
 			continue
 		}
-		orig := s.pool.DeepCopy()
+		orig := pool.DeepCopy()
 		remaining := make([]string, len(s.remaining))
 		for i, r := range s.remaining {
 			remaining[i] = r.String()
 		}
-		if err := unstructured.SetNestedStringSlice(s.pool.Object, remaining, "spec", "addresses"); err != nil {
+		if err := unstructured.SetNestedStringSlice(pool.Object, remaining, "spec", "addresses"); err != nil {
 			return err
 		}
-		if err := c.Patch(ctx, s.pool, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-			return fmt.Errorf("shrinking IPAddressPool %s: %w", s.pool.GetName(), err)
+		if err := c.Patch(ctx, pool, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+			return fmt.Errorf("shrinking IPAddressPool %s: %w", pool.GetName(), err)
 		}
 	}
 	return nil

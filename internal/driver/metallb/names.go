@@ -23,6 +23,7 @@ const (
 	annotationLoadBalancerIPs       = "metallb.io/loadBalancerIPs"
 	annotationLegacyLoadBalancerIPs = "metallb.universe.tf/loadBalancerIPs"
 	annotationAddressPool           = "metallb.io/address-pool"
+	annotationLegacyAddressPool     = "metallb.universe.tf/address-pool"
 	annotationAllowSharedIP         = "metallb.io/allow-shared-ip"
 	annotationLegacyAllowSharedIP   = "metallb.universe.tf/allow-shared-ip"
 	// annotationAllocatedFromPool is MetalLB's record, on a Service it gave

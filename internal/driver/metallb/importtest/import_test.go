@@ -397,11 +397,12 @@ func lineOf(table, key string) string {
 var nextPrefix atomic.Int32
 
 // freshPrefixes returns the first three octets (with the dot) of two IPv4
-// /24s and an IPv6 prefix (without the length) that no other test or run
-// uses: MetalLB refuses overlapping pools.
+// /24s (in 198.18.0.0/15, set aside for tests) and an IPv6 prefix (in
+// fd00::/8, without the length) that no other test or run uses: MetalLB
+// refuses overlapping pools.
 func freshPrefixes() (v4, far, v6 string) {
 	n := nextPrefix.Add(1)
-	return fmt.Sprintf("10.%d.0.", 60+2*n), fmt.Sprintf("10.%d.0.", 61+2*n), fmt.Sprintf("fd%x::", 0x60+n)
+	return fmt.Sprintf("198.18.%d.", 2*n), fmt.Sprintf("198.18.%d.", 2*n+1), fmt.Sprintf("fd%x::", 0x60+n)
 }
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
