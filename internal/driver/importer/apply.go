@@ -185,7 +185,7 @@ func awaitBound(ctx context.Context, c client.WithWatch, im Import, timeout time
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var last string
+	last := "not read yet"
 	check := func(ctx context.Context) (bool, error) {
 		claim := &v1alpha1.IPAddressClaim{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: im.Claim}, claim); err != nil {
