@@ -59,16 +59,16 @@ type syncBuffer struct {
 	buf bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
 }
 
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
 }
 
 // importable makes, in each namespace, a Service "web" holding an address
@@ -204,7 +204,7 @@ func TestPluginOutputFormats(t *testing.T) {
 	mine := func(imports []importer.PlannedImport) []importer.PlannedImport {
 		return slices.DeleteFunc(slices.Clone(imports), func(im importer.PlannedImport) bool { return services[im.Namespace] == nil })
 	}
-	want := []importer.PlannedImport{}
+	want := make([]importer.PlannedImport, 0, len(services))
 	for _, ns := range sortedKeys(services) {
 		want = append(want, importer.PlannedImport{Namespace: ns, Service: "web", ServiceUID: services[ns].UID,
 			Addresses: []string{held[ns]}, Claim: "web", Family: v1alpha1.IPv4, Action: importer.ActionImport})
