@@ -193,8 +193,31 @@ verify-generated: ## Regenerate every generated file and fail if any was stale (
 ##@ Build
 
 .PHONY: build
-build: manifests generate fmt vet ## Build the manager binaries: the core and each driver.
-	go build -ldflags '$(GO_LDFLAGS)' -o bin/ ./cmd/address-controller ./cmd/metallb-iad ./cmd/cilium-iad
+build: manifests generate fmt vet ## Build the manager binaries (the core and each driver) and the kubectl plugin.
+	go build -ldflags '$(GO_LDFLAGS)' -o bin/ ./cmd/address-controller ./cmd/metallb-iad ./cmd/cilium-iad ./cmd/kubectl-ipam
+
+.PHONY: kubectl-ipam
+kubectl-ipam: ## Build the kubectl plugin into bin/kubectl-ipam; on PATH it runs as `kubectl ipam`.
+	go build -ldflags '$(GO_LDFLAGS)' -o bin/kubectl-ipam ./cmd/kubectl-ipam
+
+# The platforms kubectl-ipam-dist builds the plugin for (GOOS/GOARCH), and
+# the version its archives are named with.
+PLUGIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
+PLUGIN_VERSION ?= $(or $(CHART_VERSION),dev)
+
+.PHONY: kubectl-ipam-dist
+kubectl-ipam-dist: ## Build the kubectl plugin for each of PLUGIN_PLATFORMS into dist/: one archive each and their checksums (the release's binaries).
+	@mkdir -p "$(DIST)"; \
+	for platform in $(PLUGIN_PLATFORMS); do \
+		os=$${platform%/*}; arch=$${platform#*/}; exe=kubectl-ipam; [ "$$os" != windows ] || exe=kubectl-ipam.exe; \
+		stage=$$(mktemp -d); \
+		echo "kubectl-ipam $(PLUGIN_VERSION) for $$os/$$arch"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags "-s -w $(GO_LDFLAGS)" -o "$$stage/$$exe" ./cmd/kubectl-ipam; \
+		cp LICENSE "$$stage/"; \
+		tar -C "$$stage" -czf "$(DIST)/kubectl-ipam_$(PLUGIN_VERSION)_$${os}_$${arch}.tar.gz" "$$exe" LICENSE; \
+		rm -rf "$$stage"; \
+	done; \
+	cd "$(DIST)" && sha256sum kubectl-ipam_$(PLUGIN_VERSION)_*.tar.gz > kubectl-ipam_$(PLUGIN_VERSION)_checksums.txt
 
 .PHONY: run-address-controller
 run-address-controller: manifests generate fmt vet ## Run the core manager against the cluster in KUBECONFIG.

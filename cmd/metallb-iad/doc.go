@@ -19,5 +19,7 @@ limitations under the License.
 // It only parses flags; internal/driver does the work. Its subcommand
 // `metallb-iad import` is the framework's inventory import
 // (internal/driver/importer) with the MetalLB backend's import and handover
-// capabilities, run with an admin's kubeconfig. It must not import the core.
+// capabilities, run with an admin's kubeconfig: the same command, with the
+// same flags, as the kubectl plugin's `kubectl ipam import`. It must not
+// import the core.
 package main

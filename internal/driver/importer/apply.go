@@ -26,6 +26,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,19 +52,26 @@ type Outcome struct {
 // the allocator already does, so it changes nothing there; the annotation
 // comes before the addresses so that once the core binds an address, the
 // Service holding it already names its claim (otherwise it would be a
-// conflict until the annotation came). Then it waits for every claim to be Bound. Each step
-// checks before it writes, so a rerun after a crash finishes the job.
-func apply(ctx context.Context, c client.WithWatch, d importing, o *observed, plan Plan, timeout time.Duration) []Outcome {
+// conflict until the annotation came). Then it waits for each claim to be
+// Bound, each wait with its own timeout, saying so on p. Each step checks
+// before it writes, so a rerun after a crash finishes the job.
+func apply(ctx context.Context, c client.WithWatch, d importing, o *observed, plan Plan, timeout time.Duration, p *progress) []Outcome {
 	outcomes := make([]Outcome, 0, len(plan.Imports))
 	for _, im := range plan.Imports {
-		outcomes = append(outcomes, Outcome{Import: im, Err: begin(ctx, c, d, o.class, im)})
-	}
-	deadline, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for i := range outcomes {
-		if outcomes[i].Err == nil {
-			outcomes[i].Associated, outcomes[i].Err = awaitBound(deadline, c, outcomes[i].Import)
+		outcome := Outcome{Import: im, Err: begin(ctx, c, d, o.class, im)}
+		if outcome.Err == nil {
+			p.total++
 		}
+		outcomes = append(outcomes, outcome)
+	}
+	for i := range outcomes {
+		if outcomes[i].Err != nil {
+			continue
+		}
+		im := outcomes[i].Import
+		ended := p.wait("Service "+im.Service.Key(), fmt.Sprintf("IPAddressClaim %s/%s to be Bound", im.Service.Namespace, im.Claim), timeout)
+		outcomes[i].Associated, outcomes[i].Err = awaitBound(ctx, c, im, timeout)
+		ended(outcomes[i].Err)
 	}
 	return outcomes
 }
@@ -166,18 +174,18 @@ func ensureAddress(ctx context.Context, c client.Client, class *v1alpha1.IPAddre
 // errNotBound is awaitBound's answer when time runs out.
 var errNotBound = errors.New("not Bound in time")
 
-// awaitBound waits until the import's claim is Bound to exactly the
-// Service's addresses, then says whether the driver has recorded the
-// association yet.
-func awaitBound(ctx context.Context, c client.WithWatch, im Import) (bool, error) {
+// awaitBound waits, at most timeout, until the import's claim is Bound to
+// exactly the Service's addresses, then says whether the driver has
+// recorded the association yet.
+func awaitBound(ctx context.Context, c client.WithWatch, im Import, timeout time.Duration) (bool, error) {
 	s := im.Service
 	want := make([]string, 0, len(im.Addresses))
 	for _, ip := range im.Addresses {
 		want = append(want, ip.String())
 	}
-	var last string
-	// The first look uses a context of its own: a claim Bound by now is
-	// reported as such even when an earlier one used up the time.
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	last := "not read yet"
 	check := func(ctx context.Context) (bool, error) {
 		claim := &v1alpha1.IPAddressClaim{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: im.Claim}, claim); err != nil {
@@ -190,18 +198,19 @@ func awaitBound(ctx context.Context, c client.WithWatch, im Import) (bool, error
 		slices.Sort(got)
 		slices.Sort(want)
 		last = fmt.Sprintf("phase %s, addresses %v", claim.Status.Phase, got)
+		if cond := meta.FindStatusCondition(claim.Status.Conditions, v1alpha1.ConditionBound); cond != nil && cond.Status != metav1.ConditionTrue {
+			last = fmt.Sprintf("phase %s, %s: %s, addresses %v", claim.Status.Phase, cond.Reason, cond.Message, got)
+		}
 		if claim.Status.Phase == v1alpha1.ClaimBound && !slices.Equal(got, want) {
 			return false, fmt.Errorf("IPAddressClaim %s/%s is Bound to %v, not to the Service's %v; undo this import and check the class", s.Namespace, im.Claim, got, want)
 		}
 		return claim.Status.Phase == v1alpha1.ClaimBound, nil
 	}
-	done, err := check(context.WithoutCancel(ctx))
-	if err == nil && !done {
-		err = until(ctx, c, &v1alpha1.IPAddressClaimList{}, client.ObjectKey{Namespace: s.Namespace, Name: im.Claim}, check)
-	}
+	err := until(ctx, c, &v1alpha1.IPAddressClaimList{}, client.ObjectKey{Namespace: s.Namespace, Name: im.Claim}, check)
 	if err != nil {
 		if ctx.Err() != nil {
-			return false, fmt.Errorf("IPAddressClaim %s/%s %w (%s); is address-controller running?", s.Namespace, im.Claim, errNotBound, last)
+			return false, fmt.Errorf("Service %s: IPAddressClaim %s/%s %w: waited %s (last seen: %s); is address-controller running?",
+				s.Key(), s.Namespace, im.Claim, errNotBound, timeout, last)
 		}
 		return false, err
 	}

@@ -23,20 +23,20 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/labels"
+	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/cozystack/address-controller/internal/driver"
-	"github.com/cozystack/address-controller/internal/manager"
 )
 
-// Command is the subcommand of a driver's binary that runs an import.
+// Command is the subcommand of a driver's binary, and of the kubectl plugin,
+// that runs an import.
 const Command = "import"
 
 // Modes of a run.
@@ -55,8 +55,25 @@ type Options struct {
 	Mode string
 	// Apply writes; without it a run only prints what it would do.
 	Apply bool
-	// Timeout bounds each wait for the core and the driver.
+	// Timeout bounds each wait for the core and the driver on its own: one
+	// wait that stalls fails alone, and the next starts with its own.
 	Timeout time.Duration
+	// Output is the report's format: OutputText (tables, the default),
+	// OutputJSON or OutputYAML (one versioned document, output.go).
+	Output string
+	// Progress, when not nil, gets a line as each wait starts and ends.
+	Progress io.Writer
+}
+
+// Driver is a driver the command can import for.
+type Driver struct {
+	// Name is the driver's binary (metallb-iad): messages name it, and its
+	// placeholder namespace is "<Name>-system" unless a flag says otherwise.
+	Name string
+	// Bind registers the backend's own flags, if any.
+	Bind func(*flag.FlagSet)
+	// Backend makes the backend once the flags are parsed.
+	Backend func() driver.Backend
 }
 
 // Subcommand runs `<name> import` and exits, when the command line asks for
@@ -69,90 +86,42 @@ func Subcommand(name string, bind func(*flag.FlagSet), backend func() driver.Bac
 	os.Exit(Main(ctrl.SetupSignalHandler(), name, bind, backend, os.Args[2:], os.Stdout, os.Stderr))
 }
 
-// Main runs `<name> import` with the arguments that follow the subcommand,
-// with the credentials of --kubeconfig (or the usual kubeconfig lookup), and
-// returns the exit code. name is the driver's binary; bind registers its
-// backend's own flags, if any; backend makes the backend once the flags are
-// parsed. A backend that is no driver.Importer cannot import.
+// Main runs `<name> import` with the arguments that follow the subcommand
+// and returns the exit code: the command of NewCommand for the one driver
+// name, whose backend's own flags bind registers (if any) and which backend
+// makes once the flags are parsed.
 func Main(ctx context.Context, name string, bind func(*flag.FlagSet), backend func() driver.Backend, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet(name+" "+Command, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	config.RegisterFlags(fs)
-	opts := Options{Driver: name}
-	var namespaces, selector string
-	var dryRun, undo, handover bool
-	fs.StringVar(&opts.Class, "class", "", "The IPAddressClass to import into (required).")
-	fs.StringVar(&namespaces, "namespace", "", "Only Services of these namespaces (comma-separated); all when empty.")
-	fs.StringVar(&selector, "selector", "", "Only Services matching this label selector.")
-	fs.BoolVar(&dryRun, "dry-run", true, "Print what would be done, change nothing (the default).")
-	fs.BoolVar(&opts.Apply, "apply", false, "Do it.")
-	fs.BoolVar(&undo, "undo", false, "Take back what earlier imports into the class created, where nothing has used it since.")
-	fs.BoolVar(&handover, "handover", false, "Move the class's ranges out of the allocator's other configuration into the class's own, once its Services are imported.")
-	fs.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "How long to wait for address-controller and "+name+" to act.")
-	fs.StringVar(&opts.PlaceholderNamespace, "placeholder-namespace", name+"-system", name+"'s placeholder namespace.")
-	if bind != nil {
-		bind(fs)
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	explicitDryRun := false
-	fs.Visit(func(f *flag.Flag) { explicitDryRun = explicitDryRun || f.Name == "dry-run" && dryRun })
-	switch {
-	case opts.Class == "":
-		_, _ = fmt.Fprintln(stderr, "--class is required")
-		return 2
-	case undo && handover:
-		_, _ = fmt.Fprintln(stderr, "--undo and --handover exclude each other")
-		return 2
-	case explicitDryRun && opts.Apply:
-		_, _ = fmt.Fprintln(stderr, "--dry-run and --apply exclude each other")
-		return 2
-	case fs.NArg() > 0:
-		_, _ = fmt.Fprintf(stderr, "unexpected arguments: %v\n", fs.Args())
-		return 2
-	}
-	b := backend()
-	if err := capable(b, name, handover); err != nil {
-		_, _ = fmt.Fprintln(stderr, err)
-		return 2
-	}
-	opts.Mode = ModeImport
-	if undo {
-		opts.Mode = ModeUndo
-	}
-	if handover {
-		opts.Mode = ModeHandover
-	}
-	for ns := range strings.SplitSeq(namespaces, ",") {
-		if ns = strings.TrimSpace(ns); ns != "" {
-			opts.Namespaces = append(opts.Namespaces, ns)
-		}
-	}
-	if selector != "" {
-		sel, err := labels.Parse(selector)
-		if err != nil {
-			_, _ = fmt.Fprintf(stderr, "--selector: %v\n", err)
-			return 2
-		}
-		opts.Selector = sel
-	}
-	cfg, err := config.GetConfig()
-	if err != nil {
-		_, _ = fmt.Fprintf(stderr, "loading the kubeconfig: %v\n", err)
-		return 1
-	}
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: manager.NewScheme()})
-	if err != nil {
-		_, _ = fmt.Fprintf(stderr, "creating a client: %v\n", err)
-		return 1
-	}
-	if err := Run(ctx, c, b, opts, stdout); err != nil {
-		_, _ = fmt.Fprintf(stderr, "error: %v\n", err)
-		return 1
-	}
-	return 0
+	cmd := NewCommand(Driver{Name: name, Bind: bind, Backend: backend})
+	cmd.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: name + " " + Command}
+	return Execute(ctx, cmd, args, stdout, stderr)
 }
+
+// Execute runs cmd (NewCommand's, or a command above it) with args and
+// returns the exit code: 0 once done, 2 for a bad command line, 1 for a run
+// that failed. Errors go to stderr, prefixed "error: ".
+func Execute(ctx context.Context, cmd *cobra.Command, args []string, stdout, stderr io.Writer) int {
+	cmd.SetArgs(args)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	err := cmd.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	_, _ = fmt.Fprintf(stderr, "error: %v\n", err)
+	if errors.As(err, &usageError{}) || strings.HasPrefix(err.Error(), "unknown command") {
+		return 2
+	}
+	return 1
+}
+
+// usageError is a bad command line: the exit code is 2.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 // ErrIncomplete: a run applied what it could, and some of it failed; the
 // output says which. Running it again resumes.
@@ -173,13 +142,16 @@ func capable(b driver.Backend, name string, handover bool) error {
 }
 
 // Run carries out one run for the driver whose backend is b, with client
-// c, writing its report to out.
+// c, writing its report to out in opts.Output's format.
 func Run(ctx context.Context, c client.WithWatch, b driver.Backend, opts Options, out io.Writer) error {
 	if opts.Timeout == 0 {
-		opts.Timeout = 2 * time.Minute
+		opts.Timeout = DefaultWaitTimeout
 	}
 	if err := capable(b, opts.Driver, opts.Mode == ModeHandover); err != nil {
 		return err
+	}
+	if !slices.Contains([]string{OutputText, OutputJSON, OutputYAML}, opts.Output) {
+		return fmt.Errorf("unknown output format %q", opts.Output)
 	}
 	d := importing{Backend: b, Importer: b.(driver.Importer), name: opts.Driver}
 	switch opts.Mode {
@@ -193,13 +165,29 @@ func Run(ctx context.Context, c client.WithWatch, b driver.Backend, opts Options
 		return err
 	}
 	plan := MakePlan(o.inv)
-	printPlan(out, plan)
-	if !opts.Apply {
-		_, _ = fmt.Fprintln(out, "dry run: nothing was changed; run again with --apply to import")
-		return nil
+	if opts.Output == OutputText {
+		printPlan(out, plan, opts.Scope)
+		if !opts.Apply {
+			_, _ = fmt.Fprintln(out, "dry run: nothing was changed; run again with --apply to import")
+			return nil
+		}
+		_, _ = fmt.Fprintln(out)
 	}
-	_, _ = fmt.Fprintln(out)
-	if printOutcomes(out, apply(ctx, c, d, o, plan, opts.Timeout)) > 0 {
+	var outcomes []Outcome
+	if opts.Apply {
+		outcomes = apply(ctx, c, d, o, plan, opts.Timeout, newProgress(opts.Progress))
+	}
+	failed := 0
+	if opts.Output == OutputText {
+		failed = printOutcomes(out, outcomes)
+	} else {
+		doc := importDocument(opts, plan, outcomes)
+		failed = doc.failed()
+		if err := writeDocument(out, opts.Output, doc); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
 		return ErrIncomplete
 	}
 	return nil
@@ -212,15 +200,30 @@ func runUndo(ctx context.Context, c client.WithWatch, d importing, opts Options,
 	}
 	results := map[string]error{}
 	if opts.Apply {
+		p := newProgress(opts.Progress)
 		for _, u := range undos {
 			if u.Reason == "" {
-				results[u.Namespace+"/"+u.Claim] = undo(ctx, c, u, d.ImportPin(), opts.Timeout)
+				p.total++
+			}
+		}
+		for _, u := range undos {
+			if u.Reason == "" {
+				results[u.Namespace+"/"+u.Claim] = undo(ctx, c, u, d.ImportPin(), opts.Timeout, p)
 			}
 		}
 	}
-	failed := printUndo(out, undos, results)
-	if !opts.Apply {
-		_, _ = fmt.Fprintln(out, "dry run: nothing was changed; run again with --apply to undo")
+	failed := 0
+	if opts.Output == OutputText {
+		failed = printUndo(out, undos, results)
+		if !opts.Apply {
+			_, _ = fmt.Fprintln(out, "dry run: nothing was changed; run again with --apply to undo")
+		}
+	} else {
+		doc := undoDocument(opts, undos, results)
+		failed = doc.failed()
+		if err := writeDocument(out, opts.Output, doc); err != nil {
+			return err
+		}
 	}
 	if failed > 0 {
 		return ErrIncomplete
@@ -239,14 +242,27 @@ func runHandover(ctx context.Context, c client.WithWatch, d importing, opts Opti
 	if err != nil {
 		return err
 	}
-	printHandover(out, h, opts.Class)
-	if !opts.Apply {
-		_, _ = fmt.Fprintln(out, "dry run: nothing was changed; run again with --apply to hand over")
-		return nil
+	if opts.Output == OutputText {
+		printHandover(out, h, opts.Class)
+		if !opts.Apply {
+			_, _ = fmt.Fprintln(out, "dry run: nothing was changed; run again with --apply to hand over")
+			return nil
+		}
 	}
-	if err := handover(ctx, c, h, opts.Class, opts.Driver, opts.Timeout); err != nil {
+	if opts.Apply {
+		newProgress(opts.Progress).line("IPAddressClass %s: handing over, then waiting up to %s for it to be Rendered", opts.Class, opts.Timeout)
+		err = handover(ctx, c, h, opts.Class, opts.Driver, opts.Timeout)
+	}
+	if opts.Output != OutputText {
+		if werr := writeDocument(out, opts.Output, handoverDocument(opts, h, err)); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
 		return err
 	}
-	_, _ = fmt.Fprintf(out, "handed over: IPAddressClass %s is Rendered\n", opts.Class)
+	if opts.Output == OutputText {
+		_, _ = fmt.Fprintf(out, "handed over: IPAddressClass %s is Rendered\n", opts.Class)
+	}
 	return nil
 }

@@ -57,6 +57,13 @@ func TestMainRefusesBadFlags(t *testing.T) {
 		{[]string{"--class", "public", "--undo", "--handover"}, "--undo and --handover exclude each other"},
 		{[]string{"--class", "public", "--selector", "a in ("}, "--selector"},
 		{[]string{"--class", "public", "extra"}, "unexpected arguments"},
+		{[]string{"--class", "public", "--no-such-flag"}, "unknown flag: --no-such-flag"},
+		{[]string{"--class", "public", "-o", "wide"}, `--output must be text, json or yaml, not "wide"`},
+		{[]string{"--class", "public", "--wait-timeout", "0s"}, "--wait-timeout must be positive"},
+		{[]string{"--class", "public", "--wait-timeout", "soon"}, `invalid argument "soon" for "--wait-timeout"`},
+		{[]string{"--class", "public", "--timeout", "1m", "--wait-timeout", "1m"}, "--timeout is the old name of --wait-timeout"},
+		{[]string{"--class", "public", "-A", "-n", "a"}, "--all-namespaces and --namespace exclude each other"},
+		{[]string{"--class", "public", "-n", "a,Not_A_Namespace"}, `--namespace: "Not_A_Namespace" is no namespace name`},
 	}
 	for _, tt := range tests {
 		if code, stderr := runMain(importer{}, tt.args...); code != 2 || !strings.Contains(stderr, tt.want) {
@@ -67,6 +74,16 @@ func TestMainRefusesBadFlags(t *testing.T) {
 
 // TestMainFindsTheCapabilities: a backend that cannot import, or cannot
 // hand over, says so before anything is read.
+// TestHelpNamesTheDriverCommand: `<driver> import --help` calls the
+// command by the driver's binary.
+func TestHelpNamesTheDriverCommand(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), "example-iad", nil, func() driver.Backend { return importer{} }, []string{"--help"}, &stdout, &stderr)
+	if code != 0 || !strings.Contains(stdout.String(), "example-iad import --class CLASS") || !strings.Contains(stdout.String(), "--context") {
+		t.Errorf("--help = %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+}
+
 func TestMainFindsTheCapabilities(t *testing.T) {
 	tests := []struct {
 		backend driver.Backend

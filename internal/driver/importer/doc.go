@@ -14,10 +14,17 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package importer is `<driver> import`, part of the driver framework: it
+// Package importer is the import command, part of the driver framework:
+// `kubectl ipam import` (the kubectl plugin, internal/plugin, with every
+// backend) and `<driver> import` (a driver's binary, with its own). It
 // brings addresses an allocator already gave plain Services under claims,
 // without any Service changing its address, undoes such an import, and
 // hands the allocator's overlapping configuration over to the class.
+//
+// Its surface is kubectl's: the kubeconfig flags of cli-runtime
+// (flags.go), tables or one versioned document per run (-o json|yaml,
+// output.go), a progress line per wait on stderr (progress.go), and a
+// deadline per wait.
 //
 // What it needs of the allocator comes from the driver's backend through
 // two optional capabilities, found by type assertion: driver.Importer (the

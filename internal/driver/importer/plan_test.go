@@ -207,11 +207,11 @@ func TestPrintPlan(t *testing.T) {
 	inv := inventory(lb("a", "web", "10.0.0.7"), lb("a", "far", "192.0.2.1"))
 	inv.Claims["a/web"] = Claim{}
 	var out bytes.Buffer
-	printPlan(&out, MakePlan(inv))
+	printPlan(&out, MakePlan(inv), Scope{Namespaces: []string{"a"}})
 	for _, want := range []string{
 		"SERVICE", "a/web", "10.0.0.7", "a/web-imported (IPv4)", "import (IPAddressClaim web exists already)",
 		"a/far", "skip: address 192.0.2.1 is outside class public",
-		"class public: 1 to import, 0 imported already, 1 skipped",
+		"class public: 1 to import, 0 imported already, 1 skipped (namespace a)",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())

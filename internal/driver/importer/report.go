@@ -24,8 +24,9 @@ import (
 )
 
 // printPlan writes the import plan as a table: every Service it imports,
-// with its addresses and claim, then every Service it skips, with why.
-func printPlan(w io.Writer, p Plan) {
+// with its addresses and claim, then every Service it skips, with why; and
+// which Services it considered.
+func printPlan(w io.Writer, p Plan, sc Scope) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(tw, "SERVICE\tADDRESSES\tCLAIM\tACTION")
 	for _, im := range p.Imports {
@@ -45,7 +46,23 @@ func printPlan(w io.Writer, p Plan) {
 			todo++
 		}
 	}
-	_, _ = fmt.Fprintf(w, "\nclass %s: %d to import, %d imported already, %d skipped\n", p.Class, todo, len(p.Imports)-todo, len(p.Skips))
+	_, _ = fmt.Fprintf(w, "\nclass %s: %d to import, %d imported already, %d skipped (%s)\n", p.Class, todo, len(p.Imports)-todo, len(p.Skips), sc.describe())
+}
+
+// describe says which Services the scope considers.
+func (sc Scope) describe() string {
+	where := "all namespaces"
+	switch len(sc.Namespaces) {
+	case 0:
+	case 1:
+		where = "namespace " + sc.Namespaces[0]
+	default:
+		where = "namespaces " + strings.Join(sc.Namespaces, ",")
+	}
+	if sc.Selector != nil && !sc.Selector.Empty() {
+		where += ", selector " + sc.Selector.String()
+	}
+	return where
 }
 
 // printOutcomes writes what an applied import did.

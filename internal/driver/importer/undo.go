@@ -119,8 +119,19 @@ func undoRefusal(claim *v1alpha1.IPAddressClaim, svc *corev1.Service, exists boo
 	return ""
 }
 
-// awaitGone returns once obj (one of list's kind) no longer exists.
-func awaitGone(ctx context.Context, c client.WithWatch, obj client.Object, list client.ObjectList) error {
+// goneObject is one object an undo waits to go, of list's kind, and its
+// description.
+type goneObject struct {
+	obj  client.Object
+	list client.ObjectList
+	what string
+}
+
+// awaitGone returns once obj (one of list's kind) no longer exists, or
+// after timeout with the context's error.
+func awaitGone(ctx context.Context, c client.WithWatch, obj client.Object, list client.ObjectList, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	key := client.ObjectKeyFromObject(obj)
 	return until(ctx, c, list, key, func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, key, obj.DeepCopyObject().(client.Object))
@@ -136,8 +147,9 @@ func awaitGone(ctx context.Context, c client.WithWatch, obj client.Object, list 
 // the Service's annotation and the pin the import wrote (annotation pin).
 // The Service keeps that pin until the ledger no longer records its
 // addresses, so at no moment is it a conflict; the allocator keeps the
-// address it has when a pin goes.
-func undo(ctx context.Context, c client.WithWatch, u Undo, pin string, timeout time.Duration) error {
+// address it has when a pin goes. Each wait for an object to go has its own
+// timeout, and says so on p.
+func undo(ctx context.Context, c client.WithWatch, u Undo, pin string, timeout time.Duration, p *progress) error {
 	for _, a := range u.addresses {
 		if err := c.Delete(ctx, a, client.Preconditions{UID: &a.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
 			return err
@@ -146,17 +158,22 @@ func undo(ctx context.Context, c client.WithWatch, u Undo, pin string, timeout t
 	if err := c.Delete(ctx, u.claim, client.Preconditions{UID: &u.claim.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
 		return err
 	}
-	deadline, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	err := awaitGone(deadline, c, u.claim, &v1alpha1.IPAddressClaimList{})
+	gone := []goneObject{{u.claim, &v1alpha1.IPAddressClaimList{}, fmt.Sprintf("IPAddressClaim %s/%s", u.Namespace, u.Claim)}}
+	names := []string{gone[0].what}
 	for _, a := range u.addresses {
-		if err == nil {
-			err = awaitGone(deadline, c, a, &v1alpha1.IPAddressList{})
+		gone = append(gone, goneObject{a, &v1alpha1.IPAddressList{}, "IPAddress " + a.Name})
+		names = append(names, "IPAddress "+a.Name)
+	}
+	ended := p.wait(fmt.Sprintf("Service %s/%s", u.Namespace, u.Service), strings.Join(names, " and ")+" to go", timeout)
+	for _, g := range gone {
+		if err := awaitGone(ctx, c, g.obj, g.list, timeout); err != nil {
+			err = fmt.Errorf("undoing the import of Service %s/%s: %s did not go within %s (is address-controller running?): %w",
+				u.Namespace, u.Service, g.what, timeout, err)
+			ended(err)
+			return err
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("waiting for IPAddressClaim %s/%s and its IPAddresses to go (is address-controller running?): %w", u.Namespace, u.Claim, err)
-	}
+	ended(nil)
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		svc := &corev1.Service{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: u.Namespace, Name: u.Service}, svc); err != nil {
