@@ -68,6 +68,11 @@ func main() {
 		_, _ = fmt.Fprintf(w, "%s\t%s\t%.1f\t%.1f\n", a.Ref, a.Path, mib(a.Size), mib(a.BinarySize))
 	}
 	_ = w.Flush()
+	for _, a := range archives {
+		if a.Prebuilt != "" {
+			fmt.Printf("%s: the binary is %s, as make metallb built it\n", a.Image.Name, a.Prebuilt)
+		}
+	}
 }
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
