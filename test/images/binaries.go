@@ -154,8 +154,7 @@ func goOutput(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd.Dir = dir
 	b, err := cmd.Output()
 	if err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
+		if exit, ok := errors.AsType[*exec.ExitError](err); ok {
 			return "", fmt.Errorf("go %s (in %s): %w\n%s", strings.Join(args, " "), dir, err, exit.Stderr)
 		}
 		return "", fmt.Errorf("go %s (in %s): %w", strings.Join(args, " "), dir, err)

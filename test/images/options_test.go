@@ -109,7 +109,7 @@ func TestWriteArchiveRefusesUnfitBinaries(t *testing.T) {
 // is built from this one and says so in its config.
 func TestBuildIsReproducible(t *testing.T) {
 	root := repoRoot(t)
-	var written [][]byte
+	written := make([][]byte, 0, 2)
 	for range 2 {
 		as, err := Build(t.Context(), Options{Root: root, Dir: t.TempDir(), Only: []string{"pause"}})
 		if err != nil {
