@@ -247,6 +247,18 @@ docker-build: ## Build the manager images.
 	$(CONTAINER_TOOL) build --build-arg BINARY=metallb-iad --build-arg VERSION=$(VERSION) -t $(DRIVER_IMG) .
 	$(CONTAINER_TOOL) build --build-arg BINARY=cilium-iad --build-arg VERSION=$(VERSION) -t $(CILIUM_DRIVER_IMG) .
 
+# Image archives without Docker or a registry (test/images): the managers as
+# the Dockerfile builds them, MetalLB's controller and speaker, and the pod
+# sandbox (pause), each a docker-archive tarball IMAGES_DIR/<name>.tar that
+# `ctr -n k8s.io images import` takes, tagged IMAGES_TAG under the
+# repository its chart names by default.
+IMAGES_DIR ?= $(LOCALBIN)/images
+IMAGES_TAG ?= local
+
+.PHONY: images-local
+images-local: metallb ## Write the images of the managers, MetalLB and pause as archives in bin/images, without Docker.
+	go run ./hack/images -out "$(IMAGES_DIR)" -tag "$(IMAGES_TAG)" -metallb "$(METALLB_ASSETS)"
+
 .PHONY: docker-push
 docker-push: ## Push the manager images.
 	$(CONTAINER_TOOL) push $(CORE_IMG)
@@ -506,7 +518,10 @@ $(LOCALBIN)/etcd-$(ETCD_VERSION):
 
 .PHONY: metallb
 metallb: $(METALLB_ASSETS)/controller $(METALLB_ASSETS)/speaker $(METALLB_ASSETS)/crds ## Build the MetalLB controller and speaker and copy the CRDs locally if necessary.
-# The speaker answers ARP for the wire test bed (test/wire).
+# The speaker answers ARP for the wire test bed (test/wire). Static, as
+# MetalLB's own images ship them, so that make images-local puts these very
+# binaries into its images.
+$(METALLB_ASSETS)/controller $(METALLB_ASSETS)/speaker: export CGO_ENABLED = 0
 $(METALLB_ASSETS)/controller $(METALLB_ASSETS)/speaker &:
 	$(call build-tools,$(METALLB_ASSETS),metallb,go.universe.tf/metallb/controller go.universe.tf/metallb/speaker)
 $(METALLB_ASSETS)/crds:
