@@ -23,6 +23,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -100,7 +101,7 @@ func (t *cgroupTree) processes() []int {
 				return nil
 			}
 			b, _ := os.ReadFile(p)
-			for _, f := range strings.Fields(string(b)) {
+			for f := range strings.FieldsSeq(string(b)) {
 				if pid, err := strconv.Atoi(f); err == nil {
 					seen[pid] = true
 				}
@@ -151,9 +152,9 @@ func (t *cgroupTree) remove() error {
 			}
 			return nil
 		})
-		for i := len(all) - 1; i >= 0; i-- {
-			if err := syscall.Rmdir(all[i]); err != nil && !errors.Is(err, syscall.ENOENT) {
-				errs = append(errs, fmt.Errorf("removing cgroup %s: %w", all[i], err))
+		for _, a := range slices.Backward(all) {
+			if err := syscall.Rmdir(a); err != nil && !errors.Is(err, syscall.ENOENT) {
+				errs = append(errs, fmt.Errorf("removing cgroup %s: %w", a, err))
 			}
 		}
 	}
@@ -203,7 +204,7 @@ func ownCgroup() (string, error) {
 	}
 	deepest := "/"
 	depth := func(p string) int { return len(strings.FieldsFunc(p, func(r rune) bool { return r == '/' })) }
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
 		parts := strings.SplitN(line, ":", 3)
 		if len(parts) != 3 || parts[1] == "" { // the unified hierarchy's line has no controllers
 			continue
@@ -222,7 +223,7 @@ func ownCgroup() (string, error) {
 func mkdirCgroup(mount, p string) ([]string, error) {
 	var created []string
 	dir := mount
-	for _, part := range strings.Split(strings.Trim(p, "/"), "/") {
+	for part := range strings.SplitSeq(strings.Trim(p, "/"), "/") {
 		parent := dir
 		dir = filepath.Join(dir, part)
 		if err := os.Mkdir(dir, 0o755); err != nil {

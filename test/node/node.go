@@ -274,12 +274,13 @@ func (n *Node) nodePath() string {
 // startDaemon runs bin inside the node's namespaces and cgroup, logging to
 // <cluster dir>/<node>-<name>.log.
 func (n *Node) startDaemon(name, bin string, args ...string) (*cluster.Process, error) {
-	join := "for f in"
+	var join strings.Builder
+	join.WriteString("for f in")
 	for _, f := range n.cgroups.joinFiles() {
-		join += " " + shellQuote(f)
+		join.WriteString(" " + shellQuote(f))
 	}
-	join += `; do echo $$ > "$f"; done; exec "$@"`
-	argv := append([]string{"-t", strconv.Itoa(n.holder.PID()), "-m", "-n", "--", "/bin/sh", "-c", join, "sh", bin}, args...)
+	join.WriteString(`; do echo $$ > "$f"; done; exec "$@"`)
+	argv := append([]string{"-t", strconv.Itoa(n.holder.PID()), "-m", "-n", "--", "/bin/sh", "-c", join.String(), "sh", bin}, args...)
 	return n.h.c.StartProcessWithEnv(n.Name+"-"+name, "nsenter", []string{"PATH=" + n.nodePath()}, argv...)
 }
 
