@@ -87,7 +87,7 @@ func run(m *testing.M) int {
 	began := time.Now()
 	nodes, err = node.Start(context.Background(), node.Options{
 		Cluster:      c,
-		Nodes:        []node.NodeOptions{{Name: "node-a"}},
+		Nodes:        []node.NodeOptions{{Name: "node-a"}, {Name: "node-b"}},
 		SandboxImage: pause,
 		Log:          func(f string, args ...any) { fmt.Printf(f+"\n", args...) },
 	})
@@ -120,7 +120,10 @@ func run(m *testing.M) int {
 func TestNodeRunsAPod(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	t.Logf("Node %s started in %s (the harness in %s)", nodes.Nodes[0].Name, nodes.Nodes[0].StartTime.Round(time.Millisecond), started.Round(time.Millisecond))
+	for _, n := range nodes.Nodes {
+		t.Logf("Node %s started in %s", n.Name, n.StartTime.Round(time.Millisecond))
+	}
+	t.Logf("The harness started %d nodes in %s", len(nodes.Nodes), started.Round(time.Millisecond))
 	g.Expect(nodes.ImportImage(ctx, hello.Archive)).To(Succeed())
 
 	ns := kit.Namespace(t)
@@ -140,6 +143,7 @@ func TestNodeRunsAPod(t *testing.T) {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
+					NodeSelector: map[string]string{corev1.LabelHostname: "node-a"},
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot:   new(true),
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
@@ -210,6 +214,82 @@ func TestNodeRunsAPod(t *testing.T) {
 		b, err := cs.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
 		return string(b), err
 	}).WithTimeout(30 * time.Second).Should(ContainSubstring("Serving on :8080 as " + pod.Name))
+}
+
+// TestPodsAcrossNodes runs one Pod on each node: the client reaches each on
+// its IP, through the node that holds its range, and the Service's
+// ClusterIP, programmed on the first node, reaches both, the second across
+// the segment.
+func TestPodsAcrossNodes(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	g.Expect(nodes.ImportImage(ctx, hello.Archive)).To(Succeed())
+	ns := kit.Namespace(t)
+	g.Eventually(func() error {
+		_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	}).WithTimeout(time.Minute).Should(Succeed())
+	labels := map[string]string{"app": "spread"}
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "spread", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: new(int32(2)),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+						RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+							LabelSelector: &metav1.LabelSelector{MatchLabels: labels},
+							TopologyKey:   corev1.LabelHostname,
+						}},
+					}},
+					Containers: []corev1.Container{{
+						Name: "hello", Image: helloRef, ImagePullPolicy: corev1.PullNever,
+						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+					}},
+				},
+			},
+		},
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "spread", Namespace: ns},
+		Spec: corev1.ServiceSpec{
+			Selector: labels,
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}},
+		},
+	}
+	_, err := cs.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	svc, err = cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	var pods []corev1.Pod
+	g.Eventually(func(g Gomega) {
+		list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=spread"})
+		g.Expect(err).NotTo(HaveOccurred())
+		pods = list.Items
+		g.Expect(pods).To(HaveLen(2))
+		for _, p := range pods {
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning))
+			g.Expect(p.Status.PodIP).NotTo(BeEmpty())
+		}
+		g.Expect([]string{pods[0].Spec.NodeName, pods[1].Spec.NodeName}).To(ConsistOf("node-a", "node-b"))
+	}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), func() string { return nodeLogs() })
+
+	for _, p := range pods {
+		g.Expect(nodes.Node(p.Spec.NodeName).PodCIDR.Contains(netip.MustParseAddr(p.Status.PodIP))).To(BeTrue())
+		g.Eventually(func() (string, error) {
+			return nodes.Client.Get(ctx, "http://"+p.Status.PodIP+":8080/")
+		}).WithTimeout(30*time.Second).Should(ContainSubstring("hello from "+p.Name), "Pod %s on %s", p.Name, p.Spec.NodeName)
+	}
+	answered := map[string]bool{}
+	g.Eventually(func() int {
+		if body, err := nodes.Client.Get(ctx, "http://"+svc.Spec.ClusterIP+"/"); err == nil {
+			answered[strings.TrimSpace(strings.TrimPrefix(body, "hello from "))] = true
+		}
+		return len(answered)
+	}).WithTimeout(time.Minute).WithPolling(50*time.Millisecond).Should(Equal(2), "both Pods answer on the ClusterIP")
 }
 
 // nodeLogs is the tail of every node daemon's log, for a failure message.
