@@ -78,8 +78,8 @@ fmt: ## Run go fmt against code.
 	go fmt ./...
 
 .PHONY: vet
-vet: ## Run go vet against code (the end-to-end specs and the Cilium recordings included).
-	go vet -tags=e2e,cilium ./...
+vet: ## Run go vet against code (the end-to-end specs, the Cilium recordings and the node harness's test included).
+	go vet -tags=e2e,cilium,node ./...
 
 # The binaries the tests run, from the tool targets.
 TEST_ENV = KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
@@ -304,6 +304,12 @@ chaos: manifests control-plane ## SIGKILL both replicas of each manager and Meta
 	KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
 		go run ./test/chaos -presets $(CHAOS_PRESETS) -out $(CHAOS_OUT) $(CHAOS_ARGS)
 
+# The node harness's own test runs real nodes (root, `make node-tools`):
+# build tag node keeps it out of make test until the lead wires it in.
+.PHONY: test-node
+test-node: node-tools ## Run the node harness's test (root): a real node joins the local control plane and serves a Pod on its IP and its Service's (see docs/development.md, "The node harness").
+	$(TEST_ENV) NODE_ASSETS="$(NODE_ASSETS)" go test -tags=node ./test/node/ -count=1 -v -timeout 20m
+
 .PHONY: test-cilium
 test-cilium: control-plane cilium ## The Cilium driver's tests alone (make test runs them too): its contract, handoffs and what LB-IPAM does, against the real Cilium operator.
 	$(TEST_ENV) go test -tags=cilium ./internal/driver/cilium/ -count=1 -timeout 20m
@@ -396,6 +402,12 @@ PROMETHEUS_OPERATOR_VERSION := $(call toolver,prometheus-operator,github.com/pro
 GOLANGCI_LINT_VERSION := $(call toolver,golangci-lint,github.com/golangci/golangci-lint/v2)
 LOGCHECK_VERSION := $(call toolver,golangci-lint,sigs.k8s.io/logtools)
 HELM_DOCS_VERSION := $(call toolver,helm-docs,github.com/norwoodj/helm-docs)
+CONTAINERD_VERSION := $(call toolver,containerd,github.com/containerd/containerd/v2)
+RUNC_VERSION := $(call toolver,runc,github.com/opencontainers/runc)
+CNI_PLUGINS_VERSION := $(call toolver,cni-plugins,github.com/containernetworking/plugins)
+# nft, which kube-proxy's nftables mode runs, is no Go module: it comes from
+# Debian's package of this version, unpacked into bin/ (never installed).
+NFTABLES_VERSION ?= 1.0.6-2+deb12u2
 
 #ENVTEST_K8S_VERSION is the version of Kubernetes the control-plane binaries are built at.
 ENVTEST_K8S_VERSION := $(KUBERNETES_VERSION:v%=%)
@@ -414,6 +426,14 @@ METALLB_ASSETS := $(LOCALBIN)/metallb/$(METALLB_VERSION)
 CAPI_IPAM_ASSETS := $(LOCALBIN)/capi-ipam/$(CAPI_IPAM_VERSION)
 CILIUM_ASSETS := $(LOCALBIN)/cilium/$(CILIUM_VERSION)
 PROMETHEUS_OPERATOR_CRDS := $(LOCALBIN)/prometheus-operator/$(PROMETHEUS_OPERATOR_VERSION)/crds
+# What a node of the node harness (test/node) runs besides kubelet and
+# kube-proxy: one folder per component and version, each reached through an
+# unversioned link (NODE_ASSETS/containerd, runc, cni, nftables).
+NODE_ASSETS := $(LOCALBIN)/node
+CONTAINERD_ASSETS := $(NODE_ASSETS)/containerd-$(CONTAINERD_VERSION)
+RUNC_ASSETS := $(NODE_ASSETS)/runc-$(RUNC_VERSION)
+CNI_ASSETS := $(NODE_ASSETS)/cni-plugins-$(CNI_PLUGINS_VERSION)
+NFTABLES_ASSETS := $(NODE_ASSETS)/nftables-$(NFTABLES_VERSION)
 KUBEBUILDER_ASSETS = $(shell "$(ENVTEST)" use $(ENVTEST_K8S_VERSION) --bin-dir "$(LOCALBIN)" -i -p path)
 
 # Version strings the Kubernetes binaries report; without them kubectl and helm
@@ -447,23 +467,25 @@ mv "$(1).partial" "$(1)"; \
 endef
 
 # build-tools builds the packages $(3) of tools module hack/tools/$(2) into
-# folder $(1), with linker flags $(4), in one go build so that what they share
-# is compiled once; packages whose binary exists already are left out.
+# folder $(1), with linker flags $(4) and extra go build flags $(5), in one go
+# build so that what they share is compiled once; packages whose binary
+# exists already are left out.
 define build-tools
 @missing=; for p in $(3); do [ -x "$(1)/$${p##*/}" ] || missing="$$missing $$p"; done; \
 [ -z "$$missing" ] || { \
 set -e; \
 echo "Building$$(for p in $$missing; do printf ' %s' "$${p##*/}"; done) from hack/tools/$(2)"; \
 mkdir -p "$(1)/.partial"; \
-cd "$(TOOLS_DIR)/$(2)" && go build $(TOOL_GOFLAGS) -ldflags '$(TOOL_LDFLAGS) $(4)' -o "$(1)/.partial/" $$missing; \
+cd "$(TOOLS_DIR)/$(2)" && go build $(TOOL_GOFLAGS) $(5) -ldflags '$(TOOL_LDFLAGS) $(4)' -o "$(1)/.partial/" $$missing; \
 for p in $$missing; do mv "$(1)/.partial/$${p##*/}" "$(1)/"; done; \
 rmdir "$(1)/.partial"; \
 }
 endef
 
-# link-tool points the unversioned name $(1) at the versioned binary $(2).
+# link-tool points the unversioned name $(1) at the versioned binary (or
+# folder) $(2).
 define link-tool
-@[ "$$(readlink -- "$(1)" 2>/dev/null)" = "$(2)" ] || { mkdir -p "$(dir $(1))"; ln -sf "$(2)" "$(1)"; }
+@[ "$$(readlink -- "$(1)" 2>/dev/null)" = "$(2)" ] || { mkdir -p "$(dir $(1))"; ln -sfn "$(2)" "$(1)"; }
 endef
 
 .PHONY: controller-gen
@@ -584,6 +606,85 @@ $(PROMETHEUS_OPERATOR_CRDS):
 		   "$$dir"/example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml "$@.partial/"
 	chmod u+w "$@.partial"/*.yaml
 	mv "$@.partial" "$@"
+
+# The node harness (test/node): kube-scheduler, kubelet and kube-proxy from
+# the Kubernetes module, in one go build, beside the control plane.
+$(ENVTEST_ASSETS)/kube-scheduler $(ENVTEST_ASSETS)/kubelet $(ENVTEST_ASSETS)/kube-proxy &:
+	$(call build-tools,$(ENVTEST_ASSETS),kube,$(addprefix k8s.io/kubernetes/cmd/,kube-scheduler kubelet kube-proxy),$(KUBE_LDFLAGS))
+
+# containerd as its releases build it for Linux, minus the snapshotters that
+# need cgo or a file system the nodes do not use.
+CONTAINERD_TAGS := no_btrfs no_devmapper no_zfs
+$(CONTAINERD_ASSETS)/containerd $(CONTAINERD_ASSETS)/ctr $(CONTAINERD_ASSETS)/containerd-shim-runc-v2: export CGO_ENABLED = 0
+$(CONTAINERD_ASSETS)/containerd $(CONTAINERD_ASSETS)/ctr $(CONTAINERD_ASSETS)/containerd-shim-runc-v2 &:
+	$(call build-tools,$(CONTAINERD_ASSETS),containerd,$(addprefix github.com/containerd/containerd/v2/cmd/,containerd ctr containerd-shim-runc-v2),-X github.com/containerd/containerd/v2/version.Version=$(CONTAINERD_VERSION),-tags '$(CONTAINERD_TAGS)')
+
+# runc needs cgo (its nsenter runs before the Go runtime) and, for seccomp
+# (the charts ask for the RuntimeDefault profile), libseccomp's headers and
+# static library: Debian's libseccomp-dev, unpacked into bin/, never
+# installed. RUNC_SECCOMP=0 builds runc without seccomp instead; a pod that
+# asks for a seccomp profile then fails to start.
+RUNC_SECCOMP ?= 1
+LIBSECCOMP_VERSION ?= 2.5.4-1+deb12u1
+LIBSECCOMP_ASSETS := $(NODE_ASSETS)/libseccomp-dev-$(LIBSECCOMP_VERSION)
+ifeq ($(RUNC_SECCOMP),1)
+RUNC_BINARY := $(RUNC_ASSETS)/runc
+$(RUNC_BINARY): $(LIBSECCOMP_ASSETS)
+$(RUNC_BINARY): export CGO_ENABLED = 1
+$(RUNC_BINARY): export PKG_CONFIG_SYSROOT_DIR = $(LIBSECCOMP_ASSETS)
+$(RUNC_BINARY): export PKG_CONFIG_LIBDIR = $(LIBSECCOMP_ASSETS)/usr/lib/$(shell gcc -print-multiarch 2>/dev/null)/pkgconfig
+$(RUNC_BINARY):
+	$(call build-tool,$@,runc,github.com/opencontainers/runc,-X main.version=$(RUNC_VERSION:v%=%),-tags seccomp)
+else
+RUNC_BINARY := $(RUNC_ASSETS)-noseccomp/runc
+$(RUNC_BINARY): export CGO_ENABLED = 1
+$(RUNC_BINARY):
+	$(call build-tool,$@,runc,github.com/opencontainers/runc,-X main.version=$(RUNC_VERSION:v%=%))
+endif
+
+# libseccomp's shared library is left out, so that runc links the static one
+# and needs nothing from the host beyond the C library.
+$(LIBSECCOMP_ASSETS):
+	$(call unpack-debs,$@,libseccomp-dev=$(LIBSECCOMP_VERSION))
+	rm -f "$@"/usr/lib/*/libseccomp.so
+
+CNI_PLUGINS := plugins/main/bridge plugins/ipam/host-local plugins/main/loopback
+$(addprefix $(CNI_ASSETS)/,$(notdir $(CNI_PLUGINS))): export CGO_ENABLED = 0
+$(addprefix $(CNI_ASSETS)/,$(notdir $(CNI_PLUGINS))) &:
+	$(call build-tools,$(CNI_ASSETS),cni-plugins,$(addprefix github.com/containernetworking/plugins/,$(CNI_PLUGINS)),-X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$(CNI_PLUGINS_VERSION))
+
+# nft and the libraries it needs that a minimal Debian lacks, unpacked from
+# Debian's packages (apt-get download, dpkg-deb -x: nothing is installed on
+# the host), behind a wrapper that points the loader at them. Only the
+# nodes' kube-proxy finds it, on its PATH, inside the node's namespaces.
+NFTABLES_DEBS := nftables=$(NFTABLES_VERSION) libnftables1=$(NFTABLES_VERSION) libnftnl11 libmnl0 libjansson4 libgmp10 libxtables12 libedit2
+$(NFTABLES_ASSETS)/bin/nft:
+	@rm -rf "$(NFTABLES_ASSETS).partial"
+	$(call unpack-debs,$(NFTABLES_ASSETS).partial/root,$(NFTABLES_DEBS))
+	@mkdir -p "$(NFTABLES_ASSETS).partial/bin"
+	printf '%s\n' '#!/bin/sh' 'root="$$(dirname "$$(readlink -f "$$0")")/../root"' \
+		'LD_LIBRARY_PATH="$$(echo "$$root"/usr/lib/*-linux-gnu)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}" exec "$$root/usr/sbin/nft" "$$@"' \
+		> "$(NFTABLES_ASSETS).partial/bin/nft"
+	chmod +x "$(NFTABLES_ASSETS).partial/bin/nft"
+	rm -rf "$(NFTABLES_ASSETS)" && mv "$(NFTABLES_ASSETS).partial" "$(NFTABLES_ASSETS)"
+
+# unpack-debs downloads the Debian packages $(2) (name or name=version) with
+# apt-get download and unpacks them into folder $(1) with dpkg-deb -x;
+# nothing is installed.
+define unpack-debs
+@rm -rf "$(1).partial" && mkdir -p "$(1).partial/debs"
+cd "$(1).partial/debs" && apt-get download -q $(2)
+for d in "$(1).partial/debs"/*.deb; do dpkg-deb -x "$$d" "$(1).partial"; done
+rm -rf "$(1).partial/debs"
+mv "$(1).partial" "$(1)"
+endef
+
+.PHONY: node-tools
+node-tools: control-plane $(addprefix $(ENVTEST_ASSETS)/,kube-scheduler kubelet kube-proxy) $(addprefix $(CONTAINERD_ASSETS)/,containerd ctr containerd-shim-runc-v2) $(RUNC_BINARY) $(addprefix $(CNI_ASSETS)/,$(notdir $(CNI_PLUGINS))) $(NFTABLES_ASSETS)/bin/nft ## Build what the node harness runs (kube-scheduler, kubelet, kube-proxy, containerd, runc, the CNI plugins; nft from Debian's package) if necessary.
+	$(call link-tool,$(NODE_ASSETS)/containerd,$(notdir $(CONTAINERD_ASSETS)))
+	$(call link-tool,$(NODE_ASSETS)/runc,$(notdir $(patsubst %/,%,$(dir $(RUNC_BINARY)))))
+	$(call link-tool,$(NODE_ASSETS)/cni,$(notdir $(CNI_ASSETS)))
+	$(call link-tool,$(NODE_ASSETS)/nftables,$(notdir $(NFTABLES_ASSETS)))
 
 .PHONY: control-plane
 control-plane: envtest metallb $(addprefix $(ENVTEST_ASSETS)/,etcd kube-apiserver kube-controller-manager kubectl) ## Build the local control plane (etcd, kube-apiserver, kube-controller-manager, kubectl, MetalLB) if necessary.

@@ -39,7 +39,7 @@ func serviceToTrim(typ corev1.ServiceType, policy corev1.ServiceExternalTrafficP
 			Type:                  typ,
 			Selector:              map[string]string{"app": "web"},
 			Ports:                 []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080}},
-			ClusterIP:             "10.96.0.10",
+			ClusterIP:             "100.112.0.10",
 			IPFamilies:            []corev1.IPFamily{corev1.IPv4Protocol},
 			IPFamilyPolicy:        ptr.To(corev1.IPFamilyPolicySingleStack),
 			ExternalTrafficPolicy: policy,

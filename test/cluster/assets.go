@@ -90,6 +90,10 @@ func (a Assets) CiliumOperator() string {
 	return p
 }
 
+// KubeScheduler is the path of kube-scheduler, which Options.WithWorkloads
+// runs.
+func (a Assets) KubeScheduler() string { return filepath.Join(a.KubeDir, "kube-scheduler") }
+
 // Kubectl is the path of the pinned kubectl.
 func (a Assets) Kubectl() string { return filepath.Join(a.KubeDir, "kubectl") }
 

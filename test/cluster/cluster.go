@@ -40,9 +40,12 @@ import (
 )
 
 // Service ranges of the local API server: dual-stack, each large enough for
-// tens of thousands of Services (placeholders take a ClusterIP each).
+// tens of thousands of Services (placeholders take a ClusterIP each), and
+// both from ranges set aside for tests and private use (RFC 6598's shared
+// address space, RFC 4193's unique local addresses), never a network a
+// machine may be on.
 const (
-	ServiceCIDRv4 = "10.96.0.0/12"
+	ServiceCIDRv4 = "100.112.0.0/12"
 	ServiceCIDRv6 = "fd00:10:96::/108"
 )
 
@@ -70,6 +73,25 @@ type Options struct {
 	// them as a user does, with the core chart (MetalLB's are still
 	// installed).
 	WithoutCRDs bool
+	// WithWorkloads runs what Pods on real nodes need (the node harness,
+	// test/node, brings the nodes): kube-scheduler; kube-controller-manager's
+	// workload controllers (Deployments, ReplicaSets, DaemonSets,
+	// StatefulSets, Jobs, EndpointSlices, ServiceAccounts and the root CA
+	// ConfigMap, node lifecycle, Pod garbage collection); and an API server
+	// that admits Pods as a real cluster does (ServiceAccount admission,
+	// Node authorization and NodeRestriction). It needs kube-scheduler in
+	// KUBEBUILDER_ASSETS (`make node-tools`).
+	WithWorkloads bool
+}
+
+// workloadControllers are the kube-controller-manager controllers
+// Options.WithWorkloads adds.
+var workloadControllers = []string{
+	"deployment-controller", "replicaset-controller", "daemonset-controller", "statefulset-controller",
+	"job-controller", "endpointslice-controller", "endpointslice-mirroring-controller",
+	"serviceaccount-controller", "root-ca-certificate-publisher-controller",
+	"node-lifecycle-controller", "taint-eviction-controller", "pod-garbage-collector-controller",
+	"ttl-controller", "disruption-controller",
 }
 
 // Cluster is a running local control plane.
@@ -83,12 +105,13 @@ type Cluster struct {
 	// Assets are the binaries the cluster runs.
 	Assets Assets
 
-	opts     Options
-	env      *envtest.Environment
-	watchdog *watchdog
-	kcm      *process
-	metallb  *process
-	cilium   *process
+	opts      Options
+	env       *envtest.Environment
+	watchdog  *watchdog
+	kcm       *process
+	scheduler *process
+	metallb   *process
+	cilium    *process
 	// metallbMetrics is the URL of the MetalLB controller's metrics.
 	metallbMetrics string
 }
@@ -114,6 +137,11 @@ func Start(opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.WithWorkloads {
+		if _, err := os.Stat(assets.KubeScheduler()); err != nil {
+			return nil, fmt.Errorf("%w (run `make node-tools` to build kube-scheduler)", err)
+		}
+	}
 	w, err := startWatchdog()
 	if err != nil {
 		return nil, err
@@ -136,15 +164,19 @@ func Start(opts Options) (c *Cluster, err error) {
 		return c, err
 	}
 	if !opts.WithoutControllerManager {
-		c.kcm = newProcess("kube-controller-manager", filepath.Join(assets.KubeDir, "kube-controller-manager"), dir,
+		if err := c.startControllerManager(); err != nil {
+			return c, err
+		}
+	}
+	if opts.WithWorkloads {
+		c.scheduler = newProcess("kube-scheduler", filepath.Join(assets.KubeDir, "kube-scheduler"), dir,
 			"--kubeconfig", c.Kubeconfig,
 			"--authentication-kubeconfig", c.Kubeconfig,
 			"--authorization-kubeconfig", c.Kubeconfig,
-			"--controllers", "garbage-collector-controller,namespace-controller,validatingadmissionpolicy-status-controller,clusterrole-aggregation-controller",
 			"--secure-port", "0",
 			"--leader-elect=false",
 		)
-		if err := c.kcm.start(w); err != nil {
+		if err := c.scheduler.start(w); err != nil {
 			return c, err
 		}
 	}
@@ -162,6 +194,33 @@ func Start(opts Options) (c *Cluster, err error) {
 		}
 	}
 	return c, nil
+}
+
+func (c *Cluster) startControllerManager() error {
+	controllers := []string{"garbage-collector-controller", "namespace-controller",
+		"validatingadmissionpolicy-status-controller", "clusterrole-aggregation-controller"}
+	var extra []string
+	if c.opts.WithWorkloads {
+		controllers = append(controllers, workloadControllers...)
+		// The root CA publisher hands every namespace the CA that Pods
+		// trust the API server by (kube-root-ca.crt).
+		ca := filepath.Join(c.Dir, "ca.crt")
+		if err := os.WriteFile(ca, c.Config.CAData, 0o600); err != nil {
+			return err
+		}
+		extra = append(extra, "--root-ca-file", ca)
+	}
+	c.kcm = newProcess("kube-controller-manager", filepath.Join(c.Assets.KubeDir, "kube-controller-manager"), c.Dir,
+		append([]string{
+			"--kubeconfig", c.Kubeconfig,
+			"--authentication-kubeconfig", c.Kubeconfig,
+			"--authorization-kubeconfig", c.Kubeconfig,
+			"--controllers", strings.Join(controllers, ","),
+			"--secure-port", "0",
+			"--leader-elect=false",
+		}, extra...)...,
+	)
+	return c.kcm.start(c.watchdog)
 }
 
 // auditWrites is the API server's audit policy with CLUSTER_AUDIT=1: every
@@ -204,6 +263,18 @@ func (c *Cluster) startControlPlane() error {
 	api.CertDir = filepath.Join(c.Dir, "apiserver")
 	api.Out, api.Err = apiLog, apiLog
 	api.Configure().Set("service-cluster-ip-range", ServiceCIDRv4+","+ServiceCIDRv6)
+	// The API server reaches a kubelet (logs, exec, port-forward) at its
+	// node's InternalIP, never by resolving the node's name: no lookup
+	// leaves the machine.
+	api.Configure().Set("kubelet-preferred-address-types", "InternalIP")
+	if c.opts.WithWorkloads {
+		// envtest switches ServiceAccount admission off; Pods on real
+		// nodes need it (their token volume), and kubelets are authorised
+		// as nodes.
+		api.Configure().Disable("disable-admission-plugins")
+		api.Configure().Set("enable-admission-plugins", "NodeRestriction")
+		api.Configure().Set("authorization-mode", "Node,RBAC")
+	}
 	if os.Getenv("CLUSTER_AUDIT") == "1" {
 		policy := filepath.Join(c.Dir, "audit-policy.yaml")
 		if err := os.WriteFile(policy, []byte(auditWrites), 0o600); err != nil {
@@ -386,6 +457,9 @@ func (c *Cluster) Stop() error {
 	}
 	if c.metallb != nil {
 		errs = append(errs, c.metallb.stop())
+	}
+	if c.scheduler != nil {
+		errs = append(errs, c.scheduler.stop())
 	}
 	if c.kcm != nil {
 		errs = append(errs, c.kcm.stop())

@@ -150,6 +150,13 @@ func (c *Cluster) StartProcessWithEnv(name, path string, env []string, args ...s
 func (c *Cluster) WatchNetns(name string)   { c.watchdog.watchNetns(name) }
 func (c *Cluster) UnwatchNetns(name string) { c.watchdog.unwatchNetns(name) }
 
+// WatchCgroup has the cluster's watchdog kill every process in the cgroup
+// folder dir (a path under /sys/fs/cgroup) and below it, and remove them,
+// if the test process dies first: a node's containers are no children of
+// the test. UnwatchCgroup withdraws that once the test removed them itself.
+func (c *Cluster) WatchCgroup(dir string)   { c.watchdog.watchCgroup(dir) }
+func (c *Cluster) UnwatchCgroup(dir string) { c.watchdog.unwatchCgroup(dir) }
+
 // Stop sends SIGTERM and waits for the process to exit, killing it after ten
 // seconds.
 func (p *Process) Stop() error { return p.p.stop() }

@@ -27,21 +27,33 @@ import (
 // watchdogScript collects process-group ids, folders and network namespaces
 // on its stdin until the pipe closes, which happens when the process that
 // started it dies, by any signal or exit. It then kills every group, removes
-// every folder and deletes every network namespace. A "forget" line clears
-// what it collected, after an orderly stop; "unnetns" forgets one namespace
-// its owner deleted itself.
+// every folder and deletes every network namespace. A "cgroup" line names a
+// cgroup folder (a node's, test/node) whose processes it kills, however
+// they were started, before removing the folder and those below it. A
+// "forget" line clears what it collected, after an orderly stop; "unnetns"
+// and "uncgroup" forget one namespace or cgroup its owner removed itself.
 const watchdogScript = `
-groups=""; dirs=""; nets=""
+groups=""; dirs=""; nets=""; cgroups=""
 while read -r verb arg; do
   case "$verb" in
     group) groups="$groups $arg" ;;
     dir) dirs="$dirs $arg" ;;
     netns) nets="$nets $arg" ;;
     unnetns) nets=$(printf '%s\n' $nets | grep -vx -- "$arg" | tr '\n' ' ') ;;
-    forget) groups=""; dirs=""; nets="" ;;
+    cgroup) cgroups="$cgroups $arg" ;;
+    uncgroup) cgroups=$(printf '%s\n' $cgroups | grep -vx -- "$arg" | tr '\n' ' ') ;;
+    forget) groups=""; dirs=""; nets=""; cgroups="" ;;
   esac
 done
 for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
+for c in $cgroups; do
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    pids=$(find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null)
+    [ -z "$pids" ] && break
+    kill -s KILL $pids 2>/dev/null; sleep 0.5
+  done
+  find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null
+done
 for n in $nets; do ip netns delete "$n" 2>/dev/null; done
 for d in $dirs; do rm -rf "$d"; done
 exit 0
@@ -87,6 +99,11 @@ func (w *watchdog) watchDir(dir string) { w.send("dir", dir) }
 // unwatchNetns withdraws the request once the namespace is gone.
 func (w *watchdog) watchNetns(name string)   { w.send("netns", name) }
 func (w *watchdog) unwatchNetns(name string) { w.send("unnetns", name) }
+
+// watchCgroup asks the watchdog to kill every process in cgroup folder dir
+// and below, and to remove them, if we die; unwatchCgroup withdraws that.
+func (w *watchdog) watchCgroup(dir string)   { w.send("cgroup", dir) }
+func (w *watchdog) unwatchCgroup(dir string) { w.send("uncgroup", dir) }
 
 // release ends the watchdog after an orderly stop, having it forget what it
 // watched, since those process ids may already belong to someone else.
