@@ -25,6 +25,7 @@ import (
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/cilium"
 	"github.com/cozystack/address-controller/internal/driver/importer"
+	"github.com/cozystack/address-controller/internal/version"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
 )
 
@@ -56,6 +57,9 @@ as kubectl does and takes kubectl's flags (--kubeconfig, --context,
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl ipam"},
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
+	// --version prints the same line as the managers' --version.
+	root.Version = version.Get().Version
+	root.SetVersionTemplate(version.Get().Line(Name) + "\n")
 	root.AddCommand(importer.NewCommand(Drivers()...))
 	return root
 }

@@ -45,12 +45,13 @@ func TestGetSaysDevelWithoutARelease(t *testing.T) {
 	}
 }
 
-// TestEveryBinaryReportsItsRelease builds the three managers the way the
+// TestEveryBinaryReportsItsRelease builds the three managers and the kubectl
+// plugin the way the
 // Makefile and the Dockerfile do, with the release set at link time, and
 // runs each with --version.
 func TestEveryBinaryReportsItsRelease(t *testing.T) {
 	dir := t.TempDir()
-	binaries := []string{"address-controller", "metallb-iad", "cilium-iad"}
+	binaries := []string{"address-controller", "metallb-iad", "cilium-iad", "kubectl-ipam"}
 	args := []string{"build", "-ldflags", "-X " + linkName + "=v9.8.7", "-o", dir + string(filepath.Separator)}
 	for _, b := range binaries {
 		args = append(args, "../../cmd/"+b)
