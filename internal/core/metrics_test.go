@@ -134,6 +134,6 @@ func TestMetricsReportTheOldestUnboundClaim(t *testing.T) {
 	for _, reason := range []string{v1alpha1.ReasonWaitingForProvisioning, v1alpha1.ReasonClassNotFound} {
 		g.Eventually(func() float64 {
 			return metricValue(g, "address_controller_oldest_unbound_claim_age_seconds", map[string]string{"namespace": ns, "reason": reason})
-		}, timeout, tick).Should(BeNumerically(">=", (2 * time.Hour).Seconds()), "the claim waiting with reason %s", reason)
+		}, timeout, tick).Should(BeNumerically(">=", (2*time.Hour).Seconds()), "the claim waiting with reason %s", reason)
 	}
 }

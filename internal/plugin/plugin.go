@@ -25,8 +25,8 @@ import (
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/cilium"
 	"github.com/cozystack/address-controller/internal/driver/importer"
-	"github.com/cozystack/address-controller/internal/version"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
+	"github.com/cozystack/address-controller/internal/version"
 )
 
 // Name is the plugin's binary: kubectl finds it on PATH and runs it for

@@ -46,9 +46,8 @@ func TestGetSaysDevelWithoutARelease(t *testing.T) {
 }
 
 // TestEveryBinaryReportsItsRelease builds the three managers and the kubectl
-// plugin the way the
-// Makefile and the Dockerfile do, with the release set at link time, and
-// runs each with --version.
+// plugin the way the Makefile and the Dockerfile do, with the release set at
+// link time, and runs each with --version.
 func TestEveryBinaryReportsItsRelease(t *testing.T) {
 	dir := t.TempDir()
 	binaries := []string{"address-controller", "metallb-iad", "cilium-iad", "kubectl-ipam"}

@@ -138,8 +138,8 @@ func TestReleasesWaitForEveryWorkflow(t *testing.T) {
 		return strings.Join([]string{name, status, conclusion, event}, "\t")
 	}
 	for _, tc := range []struct {
-		name                  string
-		runs                  []string
+		name                   string
+		runs                   []string
 		ready, waiting, failed string
 	}{
 		{"all passed", []string{
