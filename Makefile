@@ -483,9 +483,11 @@ rmdir "$(1)/.partial"; \
 endef
 
 # link-tool points the unversioned name $(1) at the versioned binary (or
-# folder) $(2).
+# folder) $(2), by a relative link: bin/ keeps working when it is copied or
+# moved (a CI cache, a worktree's link to another checkout's bin/).
 define link-tool
-@[ "$$(readlink -- "$(1)" 2>/dev/null)" = "$(2)" ] || { mkdir -p "$(dir $(1))"; ln -sfn "$(2)" "$(1)"; }
+@target="$$(realpath -m --relative-to="$(dir $(1))" "$(2)")"; \
+[ "$$(readlink -- "$(1)" 2>/dev/null)" = "$$target" ] || { mkdir -p "$(dir $(1))"; ln -sfn "$$target" "$(1)"; }
 endef
 
 .PHONY: controller-gen
