@@ -26,15 +26,15 @@ import (
 const driverPkg = "github.com/cozystack/address-controller/internal/driver"
 
 // backendOf names the backend a package of the driver tree belongs to, or ""
-// for the framework (the driver package, drivertest, placeholder and
-// importer).
+// for the framework (the driver package, drivertest, placeholder, importer,
+// and classparams, the class parameters every backend reads alike).
 func backendOf(pkg string) string {
 	rest, ok := strings.CutPrefix(pkg, driverPkg+"/")
 	if !ok {
 		return ""
 	}
 	first, _, _ := strings.Cut(rest, "/")
-	if first == "drivertest" || first == "placeholder" || first == "importer" {
+	if first == "drivertest" || first == "placeholder" || first == "importer" || first == "classparams" {
 		return ""
 	}
 	return first
