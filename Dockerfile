@@ -34,9 +34,8 @@ RUN test -d "cmd/${BINARY}" || { echo "BINARY must be address-controller, metall
 # BuildKit sets for each --platform; the build runs on BUILDPLATFORM and
 # cross-compiles for them (CGO_ENABLED=0 needs no C cross-compiler). A
 # builder that sets neither builds for linux on its own architecture.
-RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} go build -trimpath \
-    -ldflags "-X github.com/cozystack/address-controller/internal/version.version=${VERSION}" \
-    -o /manager "./cmd/${BINARY}"
+ENV VERSION_FLAG="-X github.com/cozystack/address-controller/internal/version.version=${VERSION}"
+RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} go build -trimpath -ldflags "${VERSION_FLAG}" -o /manager "./cmd/${BINARY}"
 
 # Use distroless as minimal base image to package the manager binary
 # Refer to https://github.com/GoogleContainerTools/distroless for more details
