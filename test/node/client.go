@@ -36,7 +36,7 @@ type Client struct {
 }
 
 // Netns is the client's network namespace, for `ip netns exec`.
-func (c *Client) Netns() string { return c.ns.name }
+func (c *Client) Netns() string { return c.ns.Name }
 
 // Get makes an HTTP GET from the client to url and returns the body of a
 // 200 answer.

@@ -40,6 +40,10 @@ limitations under the License.
 // cluster's ServiceCIDRv4. The host gets a route to its segment alone and
 // none to Pods or Services; the nodes get no default route.
 //
+// The namespaces, the bridge, the veth pairs and the proxy that lets
+// kubelet and kube-proxy reach the API server on the host's loopback come
+// from test/netns, which the wire test bed (test/wire) builds on too.
+//
 // It must not import the managers' packages: it talks to the cluster through
 // the API alone.
 package node

@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"math/big"
 	"net/netip"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -34,6 +33,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/netns"
 )
 
 // The harness's address plan, all from ranges set aside for tests.
@@ -146,12 +146,9 @@ func Start(ctx context.Context, opts Options) (h *Harness, err error) {
 	if err != nil {
 		return nil, err
 	}
-	api, err := url.Parse(opts.Cluster.Config.Host)
+	apiPort, err := netns.LoopbackPort(opts.Cluster.Config.Host)
 	if err != nil {
 		return nil, err
-	}
-	if host := api.Hostname(); host != "127.0.0.1" {
-		return nil, fmt.Errorf("the API server listens on %s; the nodes reach only 127.0.0.1", host)
 	}
 	cs, err := kubernetes.NewForConfig(opts.Cluster.Config)
 	if err != nil {
@@ -162,7 +159,7 @@ func Start(ctx context.Context, opts Options) (h *Harness, err error) {
 	id := "acn-" + hex.EncodeToString(suffix)
 	h = &Harness{
 		c: opts.Cluster, cs: cs, assets: assets, sandbox: opts.SandboxImage, log: opts.Log,
-		id: id, dir: filepath.Join(opts.Cluster.Dir, "nodes-"+id), apiPort: api.Port(), hostLink: id,
+		id: id, dir: filepath.Join(opts.Cluster.Dir, "nodes-"+id), apiPort: apiPort, hostLink: id,
 	}
 	if h.log == nil {
 		h.log = func(string, ...any) {}
@@ -249,11 +246,12 @@ func podCIDR(i int) netip.Prefix {
 func (h *Harness) addNamespace(role string) (*namespace, error) {
 	name := h.id + "-" + role
 	h.c.WatchNetns(name)
-	n, err := addNamespace(name)
-	if err != nil && n == nil {
+	n, err := netns.Add(name)
+	if err != nil {
 		h.c.UnwatchNetns(name)
+		return nil, err
 	}
-	return n, err
+	return &namespace{n}, nil
 }
 
 // buildSegment makes the bridge (in a namespace of its own), the host's
@@ -263,21 +261,18 @@ func (h *Harness) buildSegment() error {
 	if h.bridge, err = h.addNamespace("br"); err != nil {
 		return err
 	}
-	if err := h.bridge.nl.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}}); err != nil {
-		return fmt.Errorf("bridge: %w", err)
-	}
-	if err := setUp(h.bridge.nl, "br0", netip.Prefix{}); err != nil {
+	if err := netns.AddBridge(h.bridge.Namespace); err != nil {
 		return err
 	}
 	// The host's end: deleting the bridge's namespace deletes its peer,
 	// and with it this end, however the test ends.
 	if err := netlink.LinkAdd(&netlink.Veth{
 		LinkAttrs: netlink.LinkAttrs{Name: h.hostLink},
-		PeerName:  "host", PeerNamespace: netlink.NsFd(h.bridge.handle),
+		PeerName:  "host", PeerNamespace: netlink.NsFd(h.bridge.Fd()),
 	}); err != nil {
 		return fmt.Errorf("the host's port: %w", err)
 	}
-	if err := h.attach("host"); err != nil {
+	if err := netns.Attach(h.bridge.Namespace, "host"); err != nil {
 		return err
 	}
 	host, err := netlink.NewHandle()
@@ -285,7 +280,7 @@ func (h *Harness) buildSegment() error {
 		return err
 	}
 	defer host.Close()
-	if err := setUp(host, h.hostLink, netip.PrefixFrom(h.HostAddress, h.Segment.Bits())); err != nil {
+	if err := netns.SetUp(host, h.hostLink, netip.PrefixFrom(h.HostAddress, h.Segment.Bits())); err != nil {
 		return err
 	}
 	client, err := h.addNamespace("client")
@@ -298,38 +293,13 @@ func (h *Harness) buildSegment() error {
 	return h.plug(client, "client", h.Client.Address)
 }
 
-// attach puts the bridge namespace's link port on the bridge and up.
-func (h *Harness) attach(port string) error {
-	br, err := h.bridge.nl.LinkByName("br0")
-	if err != nil {
-		return err
-	}
-	link, err := h.bridge.nl.LinkByName(port)
-	if err != nil {
-		return err
-	}
-	if err := h.bridge.nl.LinkSetMaster(link, br); err != nil {
-		return err
-	}
-	return h.bridge.nl.LinkSetUp(link)
-}
-
 // linkName is a namespace's interface on the segment.
 const linkName = "eth0"
 
 // plug connects namespace n to the bridge through a veth pair whose inside
 // end, linkName, gets addr.
 func (h *Harness) plug(n *namespace, port string, addr netip.Addr) error {
-	if err := h.bridge.nl.LinkAdd(&netlink.Veth{
-		LinkAttrs: netlink.LinkAttrs{Name: port},
-		PeerName:  linkName, PeerNamespace: netlink.NsFd(n.handle),
-	}); err != nil {
-		return fmt.Errorf("port %s: %w", port, err)
-	}
-	if err := h.attach(port); err != nil {
-		return err
-	}
-	return setUp(n.nl, linkName, netip.PrefixFrom(addr, h.Segment.Bits()))
+	return netns.Plug(h.bridge.Namespace, port, n.Namespace, linkName, nil, netip.PrefixFrom(addr, h.Segment.Bits()))
 }
 
 // routePods gives every node a route to every other node's Pods, and the
@@ -382,12 +352,12 @@ func (h *Harness) Close() error {
 		errs = append(errs, n.close())
 	}
 	if h.Client != nil {
-		errs = append(errs, h.Client.ns.delete())
-		h.c.UnwatchNetns(h.Client.ns.name)
+		errs = append(errs, h.Client.ns.Delete())
+		h.c.UnwatchNetns(h.Client.ns.Name)
 	}
 	if h.bridge != nil {
-		errs = append(errs, h.bridge.delete())
-		h.c.UnwatchNetns(h.bridge.name)
+		errs = append(errs, h.bridge.Delete())
+		h.c.UnwatchNetns(h.bridge.Name)
 	}
 	return errors.Join(errs...)
 }

@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -31,7 +30,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +40,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/netns"
 )
 
 // Timeouts of a node's start.
@@ -69,8 +68,7 @@ type Node struct {
 	ns      *namespace
 	cgroups *cgroupTree
 
-	api      net.Listener
-	apiConns sync.WaitGroup
+	api *netns.APIProxy
 
 	holder, containerd, kubelet, proxy *cluster.Process
 }
@@ -179,47 +177,12 @@ func (n *Node) tunableFile(key string) string {
 	return filepath.Join(n.dir, "sysctl", strings.ReplaceAll(key, "/", "."))
 }
 
-// startAPIProxy listens on the API server's loopback address and port
-// inside the node and forwards to the real one, so kubelet and kube-proxy
-// reach it at the address its certificate names.
-func (n *Node) startAPIProxy() error {
-	l, err := n.ns.listen("127.0.0.1:" + n.h.apiPort)
-	if err != nil {
-		return err
-	}
-	n.api = l
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			n.apiConns.Go(func() {
-				up, err := net.DialTimeout("tcp", "127.0.0.1:"+n.h.apiPort, 5*time.Second)
-				if err != nil {
-					_ = c.Close()
-					return
-				}
-				pipe(c, up)
-			})
-		}
-	}()
-	return nil
-}
-
-// pipe copies both ways until either side closes, then closes both.
-func pipe(a, b net.Conn) {
-	done := make(chan struct{}, 2)
-	cp := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		done <- struct{}{}
-	}
-	go cp(a, b)
-	go cp(b, a)
-	<-done
-	_ = a.Close()
-	_ = b.Close()
-	<-done
+// startAPIProxy forwards the API server's loopback address and port
+// inside the node to the real one, so kubelet and kube-proxy reach it at
+// the address its certificate names.
+func (n *Node) startAPIProxy() (err error) {
+	n.api, err = netns.StartAPIProxy(n.ns.Namespace, n.h.apiPort)
+	return err
 }
 
 // holderScript runs as the first process of the node's mount namespace
@@ -251,7 +214,7 @@ func (n *Node) startHolder() error {
 		return err
 	}
 	var err error
-	n.holder, err = n.h.c.StartProcess(n.Name+"-namespaces", "nsenter", "--net="+n.ns.path(), "--",
+	n.holder, err = n.h.c.StartProcess(n.Name+"-namespaces", "nsenter", "--net="+n.ns.Path(), "--",
 		"unshare", "--mount", "--propagation", "private", "--", "/bin/sh", script)
 	if err != nil {
 		return err
@@ -467,12 +430,10 @@ func (n *Node) close() error {
 			}
 		}
 	}
-	if n.api != nil {
-		_ = n.api.Close()
-	}
+	n.api.Close()
 	if n.ns != nil {
-		errs = append(errs, n.ns.delete())
-		n.h.c.UnwatchNetns(n.ns.name)
+		errs = append(errs, n.ns.Delete())
+		n.h.c.UnwatchNetns(n.ns.Name)
 	}
 	err := n.h.cs.CoreV1().Nodes().Delete(context.Background(), n.Name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {

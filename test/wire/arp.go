@@ -44,9 +44,9 @@ var broadcastMAC = net.HardwareAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 // namespace n (whose own address and MAC are src and srcMAC), and returns
 // every distinct hardware address that answered within window, in the order
 // they answered. An empty answer means nobody claims the address.
-func whoHas(n *netns, ifname string, src netip.Addr, srcMAC net.HardwareAddr, target netip.Addr, window time.Duration) ([]net.HardwareAddr, error) {
+func whoHas(n *namespace, ifname string, src netip.Addr, srcMAC net.HardwareAddr, target netip.Addr, window time.Duration) ([]net.HardwareAddr, error) {
 	var macs []net.HardwareAddr
-	err := n.do(func() error {
+	err := n.Do(func() error {
 		ifi, err := net.InterfaceByName(ifname)
 		if err != nil {
 			return err

@@ -69,7 +69,7 @@ func (b *Bed) StartBackend(name string, node *Node) (*Backend, error) {
 			}
 		}
 	}
-	l, err := node.ns.listen(net.JoinHostPort(addr.String(), strconv.Itoa(BackendPort)))
+	l, err := node.ns.Listen(net.JoinHostPort(addr.String(), strconv.Itoa(BackendPort)))
 	if err != nil {
 		return nil, err
 	}

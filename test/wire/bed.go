@@ -25,7 +25,6 @@ import (
 	"maps"
 	"net"
 	"net/netip"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +36,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/netns"
 )
 
 // The test network's addresses, all from the documentation ranges (RFC 5737).
@@ -95,8 +95,8 @@ type Bed struct {
 	id      string
 	apiPort string
 
-	bridge *netns
-	client *netns
+	bridge *namespace
+	client *namespace
 	// Nodes in the order they were asked for.
 	Nodes   []*Node
 	proxier *proxier
@@ -132,12 +132,9 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	if _, err := os.Stat(speaker); err != nil {
 		return nil, fmt.Errorf("%w (run `make control-plane` to build the MetalLB speaker)", err)
 	}
-	api, err := url.Parse(opts.Cluster.Config.Host)
+	apiPort, err := netns.LoopbackPort(opts.Cluster.Config.Host)
 	if err != nil {
 		return nil, err
-	}
-	if host := api.Hostname(); host != "127.0.0.1" {
-		return nil, fmt.Errorf("the API server listens on %s; the bed forwards only 127.0.0.1", host)
 	}
 	cs, err := kubernetes.NewForConfig(opts.Cluster.Config)
 	if err != nil {
@@ -145,7 +142,7 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	}
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)
-	b = &Bed{c: opts.Cluster, cs: cs, log: opts.Log, id: "wire-" + hex.EncodeToString(suffix), apiPort: api.Port()}
+	b = &Bed{c: opts.Cluster, cs: cs, log: opts.Log, id: "wire-" + hex.EncodeToString(suffix), apiPort: apiPort}
 	if b.log == nil {
 		b.log = func(string, ...any) {}
 	}
@@ -159,10 +156,7 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	if b.bridge, err = b.addNetns("br"); err != nil {
 		return b, err
 	}
-	if err := b.bridge.ip("link", "add", "br0", "type", "bridge"); err != nil {
-		return b, err
-	}
-	if err := b.bridge.ip("link", "set", "br0", "up"); err != nil {
+	if err := netns.AddBridge(b.bridge.Namespace); err != nil {
 		return b, err
 	}
 	if b.client, err = b.addNetns("client"); err != nil {
@@ -225,48 +219,27 @@ func documentation(p netip.Prefix) bool {
 
 // ClientNetns is the name of the client's network namespace, for
 // `ip netns exec`.
-func (b *Bed) ClientNetns() string { return b.client.name }
+func (b *Bed) ClientNetns() string { return b.client.Name }
 
 var clientMAC = net.HardwareAddr{0x02, 0x00, 0xc0, 0x00, 0x02, 0xfe}
 
 // addNetns makes a namespace named after the bed and has the cluster's
 // watchdog delete it if the test process dies.
-func (b *Bed) addNetns(role string) (*netns, error) {
+func (b *Bed) addNetns(role string) (*namespace, error) {
 	name := b.id + "-" + role
 	b.c.WatchNetns(name)
-	n, err := addNetns(name)
+	n, err := netns.Add(name)
 	if err != nil {
 		b.c.UnwatchNetns(name)
+		return nil, err
 	}
-	return n, err
+	return &namespace{n}, nil
 }
 
 // plug connects namespace n to the bridge through a veth pair whose inside
 // end, LinkName, gets mac and addr.
-//
-//nolint:goconst // The steps are ip(8) command lines, which read best spelt out as typed.
-func (b *Bed) plug(n *netns, port string, mac net.HardwareAddr, addr netip.Addr) error {
-	steps := [][]string{
-		{"link", "add", port, "type", "veth", "peer", "name", LinkName, "netns", n.name},
-		{"link", "set", port, "master", "br0"},
-		{"link", "set", port, "up"},
-	}
-	for _, s := range steps {
-		if err := b.bridge.ip(s...); err != nil {
-			return err
-		}
-	}
-	for _, s := range [][]string{
-		{"link", "set", "lo", "up"},
-		{"link", "set", LinkName, "address", mac.String()},
-		{"addr", "add", netip.PrefixFrom(addr, Segment.Bits()).String(), "dev", LinkName},
-		{"link", "set", LinkName, "up"},
-	} {
-		if err := n.ip(s...); err != nil {
-			return err
-		}
-	}
-	return nil
+func (b *Bed) plug(n *namespace, port string, mac net.HardwareAddr, addr netip.Addr) error {
+	return netns.Plug(b.bridge.Namespace, port, n.Namespace, LinkName, mac, netip.PrefixFrom(addr, Segment.Bits()))
 }
 
 // Close stops the speakers and the proxier, removes the Node and Pod objects
@@ -287,7 +260,7 @@ func (b *Bed) Close() error {
 	b.mu.Unlock()
 	ctx := context.Background()
 	for _, n := range b.Nodes {
-		n.closeAPIProxy()
+		n.api.Close()
 		if n.ns == nil {
 			continue
 		}
@@ -298,14 +271,14 @@ func (b *Bed) Close() error {
 		if ns == nil {
 			continue
 		}
-		errs = append(errs, ns.delete())
-		b.c.UnwatchNetns(ns.name)
+		errs = append(errs, ns.Delete())
+		b.c.UnwatchNetns(ns.Name)
 	}
 	return errors.Join(errs...)
 }
 
-func (b *Bed) nodeNetns() []*netns {
-	var out []*netns
+func (b *Bed) nodeNetns() []*namespace {
+	var out []*namespace
 	for _, n := range b.Nodes {
 		if n.ns != nil {
 			out = append(out, n.ns)

@@ -36,6 +36,10 @@ limitations under the License.
 // watchdog, so they are deleted even when the test process dies. It needs
 // root and iproute2's ip.
 //
+// The namespaces, the bridge, the veth pairs and the proxy that lets a
+// speaker reach the API server on the host's loopback come from test/netns,
+// which test/node builds its nodes on too.
+//
 // It must not import the managers' packages: it talks to the cluster through
 // the API alone.
 package wire

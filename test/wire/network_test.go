@@ -25,6 +25,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/cozystack/address-controller/test/netns"
 )
 
 // TestNetworkWithoutSpeaker checks the bed's network alone: a node's kernel
@@ -38,17 +40,17 @@ func TestNetworkWithoutSpeaker(t *testing.T) {
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)
 	b := &Bed{id: "wiret-" + hex.EncodeToString(suffix), log: t.Logf}
-	netns := func(role string) *netns {
-		n, err := addNetns(b.id + "-" + role)
+	addNamespace := func(role string) *namespace {
+		n, err := netns.Add(b.id + "-" + role)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
-			if err := n.delete(); err != nil {
+			if err := n.Delete(); err != nil {
 				t.Error(err)
 			}
 		})
-		return n
+		return &namespace{n}
 	}
 	must := func(err error) {
 		t.Helper()
@@ -56,13 +58,12 @@ func TestNetworkWithoutSpeaker(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b.bridge = netns("br")
-	must(b.bridge.ip("link", "add", "br0", "type", "bridge"))
-	must(b.bridge.ip("link", "set", "br0", "up"))
-	b.client = netns("client")
+	b.bridge = addNamespace("br")
+	must(netns.AddBridge(b.bridge.Namespace))
+	b.client = addNamespace("client")
 	must(b.plug(b.client, "pc", clientMAC, ClientAddress))
 	must(b.client.ip("route", "add", LoadBalancerRange.String(), "dev", LinkName))
-	node := &Node{Name: "n0", Address: netip.MustParseAddr("192.0.2.129"), MAC: net.HardwareAddr{2, 0, 0xc0, 0, 2, 0x81}, ns: netns("n0")}
+	node := &Node{Name: "n0", Address: netip.MustParseAddr("192.0.2.129"), MAC: net.HardwareAddr{2, 0, 0xc0, 0, 2, 0x81}, ns: addNamespace("n0")}
 	must(node.ns.sysctl("net.ipv4.conf.all.arp_ignore=1", "net.ipv4.conf.all.arp_announce=2"))
 	must(b.plug(node.ns, "p0", node.MAC, node.Address))
 	b.Nodes = []*Node{node}
@@ -71,7 +72,7 @@ func TestNetworkWithoutSpeaker(t *testing.T) {
 	if held, err := node.Holds(vip); err != nil || !held {
 		t.Fatalf("Holds(%s) = %v, %v; want true", vip, held, err)
 	}
-	l, err := node.ns.listen(":80")
+	l, err := node.ns.Listen(":80")
 	must(err)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("n0\n")) })}
 	go func() { _ = srv.Serve(l) }()

@@ -19,7 +19,6 @@ package wire
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -32,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/netns"
 )
 
 // speakerReadyTimeout bounds how long a speaker may take to open its ARP
@@ -50,10 +50,9 @@ type Node struct {
 	// answering from this node answers with it.
 	MAC net.HardwareAddr
 
-	bed      *Bed
-	ns       *netns
-	api      net.Listener
-	apiConns sync.WaitGroup
+	bed *Bed
+	ns  *namespace
+	api *netns.APIProxy
 
 	mu      sync.Mutex
 	speaker *cluster.Process
@@ -107,53 +106,12 @@ func (b *Bed) addNode(ctx context.Context, i int, o NodeOptions) (*Node, error) 
 
 func (n *Node) speakerPod() string { return "speaker-" + n.Name }
 
-// startAPIProxy listens on the API server's loopback address and port inside
-// the node, and forwards to the real one, so the speaker uses the cluster's
-// kubeconfig unchanged.
-func (n *Node) startAPIProxy() error {
-	l, err := n.ns.listen("127.0.0.1:" + n.bed.apiPort)
-	if err != nil {
-		return err
-	}
-	n.api = l
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			n.apiConns.Go(func() {
-				up, err := net.DialTimeout("tcp", "127.0.0.1:"+n.bed.apiPort, 5*time.Second)
-				if err != nil {
-					_ = c.Close()
-					return
-				}
-				pipe(c, up)
-			})
-		}
-	}()
-	return nil
-}
-
-func (n *Node) closeAPIProxy() {
-	if n.api != nil {
-		_ = n.api.Close()
-	}
-}
-
-// pipe copies both ways until either side closes, then closes both.
-func pipe(a, b net.Conn) {
-	done := make(chan struct{}, 2)
-	cp := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		done <- struct{}{}
-	}
-	go cp(a, b)
-	go cp(b, a)
-	<-done
-	_ = a.Close()
-	_ = b.Close()
-	<-done
+// startAPIProxy forwards the API server's loopback address and port inside
+// the node to the real one, so the speaker uses the cluster's kubeconfig
+// unchanged.
+func (n *Node) startAPIProxy() (err error) {
+	n.api, err = netns.StartAPIProxy(n.ns.Namespace, n.bed.apiPort)
+	return err
 }
 
 // StartSpeaker runs the MetalLB speaker inside the node, in layer-2 mode:
@@ -169,7 +127,7 @@ func (n *Node) StartSpeaker(ctx context.Context) error {
 	c := n.bed.c
 	logName := "speaker-" + n.Name
 	before := len(readLog(c, logName))
-	p, err := c.StartProcess(logName, "ip", "netns", "exec", n.ns.name,
+	p, err := c.StartProcess(logName, "ip", "netns", "exec", n.ns.Name,
 		filepath.Join(c.Assets.MetalLBDir, "speaker"),
 		"--kubeconfig", c.Kubeconfig,
 		"--node-name", n.Name,

@@ -45,7 +45,7 @@ func (b *Bed) Get(ctx context.Context, addr netip.Addr, timeout time.Duration) (
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var body string
-	err := b.client.do(func() error {
+	err := b.client.Do(func() error {
 		d := net.Dialer{}
 		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(addr.String(), "80"))
 		if err != nil {

@@ -32,6 +32,8 @@ import (
 	"k8s.io/client-go/informers"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/cozystack/address-controller/test/netns"
 )
 
 // proxier does on every node what kube-proxy's IPVS mode does for
@@ -217,7 +219,7 @@ func (p *proxier) listen(port int32) error {
 	}
 	var ls []net.Listener
 	for _, n := range p.bed.Nodes {
-		l, err := n.ns.listen(":" + strconv.Itoa(int(port)))
+		l, err := n.ns.Listen(":" + strconv.Itoa(int(port)))
 		if err != nil {
 			for _, l := range ls {
 				_ = l.Close()
@@ -258,12 +260,12 @@ func (p *proxier) forward(n *Node, c net.Conn) {
 		_ = c.Close()
 		return
 	}
-	up, err := n.ns.dial(context.Background(), target, time.Second)
+	up, err := n.ns.Dial(context.Background(), target, time.Second)
 	if err != nil {
 		_ = c.Close()
 		return
 	}
-	pipe(c, up)
+	netns.Pipe(c, up)
 }
 
 // pick chooses a ready endpoint of the virtual server's Service, in turn.
@@ -311,7 +313,7 @@ func (p *proxier) pick(vs virtualServer) (string, bool) {
 // kernel.
 func (n *Node) Holds(addr netip.Addr) (bool, error) {
 	held := false
-	err := n.ns.do(func() error {
+	err := n.ns.Do(func() error {
 		ifi, err := net.InterfaceByName(localLink)
 		if err != nil {
 			return err
