@@ -59,10 +59,12 @@ var epoch = time.Unix(0, 0).UTC()
 // managers trust the cluster's CA from their ServiceAccount).
 var env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 
-// writeArchive writes the image img, holding binary, for linux/arch, as a
+// WriteArchive writes the image img, holding binary, for linux/arch, as a
 // docker-archive tarball at p tagged ref. The file appears whole or not at
-// all.
-func writeArchive(p string, ref name.Tag, img Image, binary, arch string) (Archive, error) {
+// all. Build calls it for each of Images; a test that needs an image of a
+// program of its own calls it too, so that every archive is written one
+// way.
+func WriteArchive(p string, ref name.Tag, img Image, binary, arch string) (Archive, error) {
 	if err := checkStatic(binary, arch); err != nil {
 		return Archive{}, fmt.Errorf("image %s: %w", img.Name, err)
 	}

@@ -84,7 +84,7 @@ func Build(ctx context.Context, o Options) ([]Archive, error) {
 	archives := make([]Archive, 0, len(images))
 	for i, img := range images {
 		bin := bins[img.Name]
-		a, err := writeArchive(filepath.Join(o.Dir, img.Name+".tar"), refs[i], img, bin.path, o.Arch)
+		a, err := WriteArchive(filepath.Join(o.Dir, img.Name+".tar"), refs[i], img, bin.path, o.Arch)
 		if err != nil {
 			return nil, err
 		}

@@ -93,12 +93,12 @@ func TestWriteArchiveRefusesUnfitBinaries(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "image.tar")
-			_, err := writeArchive(p, tag, pause, tc.binary, runtime.GOARCH)
+			_, err := WriteArchive(p, tag, pause, tc.binary, runtime.GOARCH)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("writeArchive: %v; want an error with %q", err, tc.want)
+				t.Fatalf("WriteArchive: %v; want an error with %q", err, tc.want)
 			}
 			if _, err := os.Stat(p); !os.IsNotExist(err) {
-				t.Errorf("writeArchive left %s although it failed: %v", p, err)
+				t.Errorf("WriteArchive left %s although it failed: %v", p, err)
 			}
 		})
 	}

@@ -19,23 +19,16 @@ limitations under the License.
 package node_test
 
 import (
-	"archive/tar"
-	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/images"
 	"github.com/cozystack/address-controller/test/node"
 )
 
@@ -44,8 +37,9 @@ import (
 const nonRoot = 65532
 
 // buildImage compiles the program pkg (static, for this machine's
-// architecture) and writes an image of it alone, its entrypoint, as a
-// docker archive in dir, without a daemon or a registry.
+// architecture) and writes an image of it, its entrypoint, as a docker
+// archive in dir, without a daemon or a registry. test/images writes it,
+// as it writes the managers' images: one way to write an archive.
 func buildImage(dir, pkg, ref string) (node.Image, error) {
 	root, err := cluster.RepoRoot()
 	if err != nil {
@@ -58,49 +52,15 @@ func buildImage(dir, pkg, ref string) (node.Image, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return node.Image{}, fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
-	program, err := os.ReadFile(bin)
-	if err != nil {
-		return node.Image{}, err
-	}
-	var layer bytes.Buffer
-	tw := tar.NewWriter(&layer)
-	entry := "/" + filepath.Base(pkg)
-	if err := tw.WriteHeader(&tar.Header{Name: entry[1:], Mode: 0o755, Size: int64(len(program)), ModTime: time.Unix(0, 0)}); err != nil {
-		return node.Image{}, err
-	}
-	if _, err := tw.Write(program); err != nil {
-		return node.Image{}, err
-	}
-	if err := tw.Close(); err != nil {
-		return node.Image{}, err
-	}
-	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(layer.Bytes())), nil
-	})
-	if err != nil {
-		return node.Image{}, err
-	}
-	img, err := mutate.AppendLayers(empty.Image, l)
-	if err != nil {
-		return node.Image{}, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return node.Image{}, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", runtime.GOARCH
-	cfg.Config = v1.Config{Entrypoint: []string{entry}, User: fmt.Sprint(nonRoot)}
-	if img, err = mutate.ConfigFile(img, cfg); err != nil {
-		return node.Image{}, err
-	}
 	tag, err := name.NewTag(ref)
 	if err != nil {
 		return node.Image{}, err
 	}
-	archive := filepath.Join(dir, filepath.Base(pkg)+".tar")
-	if err := tarball.WriteToFile(archive, tag, img); err != nil {
+	entry := "/" + filepath.Base(pkg)
+	a, err := images.WriteArchive(filepath.Join(dir, filepath.Base(pkg)+".tar"), tag,
+		images.Image{Name: filepath.Base(pkg), Entrypoint: entry, User: fmt.Sprint(nonRoot)}, bin, runtime.GOARCH)
+	if err != nil {
 		return node.Image{}, err
 	}
-	return node.Image{Ref: ref, Archive: archive}, nil
+	return node.Image{Ref: ref, Archive: a.Path}, nil
 }

@@ -124,15 +124,7 @@ func TestNodeRunsAPod(t *testing.T) {
 		t.Logf("Node %s started in %s", n.Name, n.StartTime.Round(time.Millisecond))
 	}
 	t.Logf("The harness started %d nodes in %s", len(nodes.Nodes), started.Round(time.Millisecond))
-	g.Expect(nodes.ImportImage(ctx, hello.Archive)).To(Succeed())
-
-	ns := kit.Namespace(t)
-	// ServiceAccount admission wants the namespace's default account,
-	// which the ServiceAccount controller makes.
-	g.Eventually(func() error {
-		_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-		return err
-	}).WithTimeout(time.Minute).Should(Succeed())
+	ns := helloNamespace(t)
 
 	labels := map[string]string{"app": "hello"}
 	dep := &appsv1.Deployment{
@@ -172,17 +164,7 @@ func TestNodeRunsAPod(t *testing.T) {
 			},
 		},
 	}
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: ns},
-		Spec: corev1.ServiceSpec{
-			Selector: labels,
-			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}},
-		},
-	}
-	_, err := cs.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
-	svc, err = cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	svc := serve(t, dep)
 
 	var pod corev1.Pod
 	g.Eventually(func(g Gomega) {
@@ -223,12 +205,7 @@ func TestNodeRunsAPod(t *testing.T) {
 func TestPodsAcrossNodes(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	g.Expect(nodes.ImportImage(ctx, hello.Archive)).To(Succeed())
-	ns := kit.Namespace(t)
-	g.Eventually(func() error {
-		_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-		return err
-	}).WithTimeout(time.Minute).Should(Succeed())
+	ns := helloNamespace(t)
 	labels := map[string]string{"app": "spread"}
 	dep := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "spread", Namespace: ns},
@@ -252,17 +229,7 @@ func TestPodsAcrossNodes(t *testing.T) {
 			},
 		},
 	}
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "spread", Namespace: ns},
-		Spec: corev1.ServiceSpec{
-			Selector: labels,
-			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}},
-		},
-	}
-	_, err := cs.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
-	svc, err = cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	svc := serve(t, dep)
 
 	var pods []corev1.Pod
 	g.Eventually(func(g Gomega) {
@@ -290,6 +257,44 @@ func TestPodsAcrossNodes(t *testing.T) {
 		}
 		return len(answered)
 	}).WithTimeout(time.Minute).WithPolling(50*time.Millisecond).Should(Equal(2), "both Pods answer on the ClusterIP")
+}
+
+// helloNamespace imports the hello image into every node and makes a
+// namespace for the test that can run Pods: ServiceAccount admission wants
+// the namespace's default account, which the ServiceAccount controller
+// makes a moment after the namespace.
+func helloNamespace(t *testing.T) string {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	g.Expect(nodes.ImportImage(ctx, hello.Archive)).To(Succeed())
+	ns := kit.Namespace(t)
+	g.Eventually(func() error {
+		_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	}).WithTimeout(time.Minute).Should(Succeed())
+	return ns
+}
+
+// serve creates the Deployment dep and a Service of the same name in
+// front of its Pods, port 80 to their port named http, and returns the
+// Service as the API server made it (with its ClusterIP).
+func serve(t *testing.T, dep *appsv1.Deployment) *corev1.Service {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: dep.Name, Namespace: dep.Namespace},
+		Spec: corev1.ServiceSpec{
+			Selector: dep.Spec.Selector.MatchLabels,
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}},
+		},
+	}
+	_, err := cs.AppsV1().Deployments(dep.Namespace).Create(ctx, dep, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	svc, err = cs.CoreV1().Services(dep.Namespace).Create(ctx, svc, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	return svc
 }
 
 // nodeLogs is the tail of every node daemon's log, for a failure message.
