@@ -683,10 +683,10 @@ endef
 
 .PHONY: node-tools
 node-tools: control-plane $(addprefix $(ENVTEST_ASSETS)/,kube-scheduler kubelet kube-proxy) $(addprefix $(CONTAINERD_ASSETS)/,containerd ctr containerd-shim-runc-v2) $(RUNC_BINARY) $(addprefix $(CNI_ASSETS)/,$(notdir $(CNI_PLUGINS))) $(NFTABLES_ASSETS)/bin/nft ## Build what the node harness runs (kube-scheduler, kubelet, kube-proxy, containerd, runc, the CNI plugins; nft from Debian's package) if necessary.
-	$(call link-tool,$(NODE_ASSETS)/containerd,$(notdir $(CONTAINERD_ASSETS)))
-	$(call link-tool,$(NODE_ASSETS)/runc,$(notdir $(patsubst %/,%,$(dir $(RUNC_BINARY)))))
-	$(call link-tool,$(NODE_ASSETS)/cni,$(notdir $(CNI_ASSETS)))
-	$(call link-tool,$(NODE_ASSETS)/nftables,$(notdir $(NFTABLES_ASSETS)))
+	$(call link-tool,$(NODE_ASSETS)/containerd,$(CONTAINERD_ASSETS))
+	$(call link-tool,$(NODE_ASSETS)/runc,$(patsubst %/,%,$(dir $(RUNC_BINARY))))
+	$(call link-tool,$(NODE_ASSETS)/cni,$(CNI_ASSETS))
+	$(call link-tool,$(NODE_ASSETS)/nftables,$(NFTABLES_ASSETS))
 
 .PHONY: control-plane
 control-plane: envtest metallb $(addprefix $(ENVTEST_ASSETS)/,etcd kube-apiserver kube-controller-manager kubectl) ## Build the local control plane (etcd, kube-apiserver, kube-controller-manager, kubectl, MetalLB) if necessary.
