@@ -95,10 +95,16 @@ TEST_P ?= 3
 # Where make test keeps the go test -json stream: make test-times reads it.
 TEST_REPORT ?= test-report.json
 GO_TEST = $(TEST_ENV) go test -tags=e2e,cilium -p $(TEST_P)
-# The longest packages first, so that none starts last and runs alone.
-# make test runs with -count=1: go test's cache does not see the cluster's
-# binaries in bin/, which the integration tests run.
-TEST_PACKAGES ?= ./test/e2e/ ./test/bench/ ./test/charts/ ./internal/driver/cilium/ ./test/scaffold/ ./...
+# The longest packages first, in the order of their last measured times
+# (make test-times), so that none starts last and runs alone: go test starts
+# them in this order as slots free up. make test runs with -count=1: go
+# test's cache does not see the cluster's binaries in bin/, which the
+# integration tests run.
+TEST_PACKAGES ?= ./test/e2e/ ./test/charts/ ./test/bench/ ./internal/driver/cilium/ ./test/chaos/ \
+	./test/scaffold/ ./internal/driver/metallb/stoptest/ ./internal/driver/metallb/importtest/ \
+	./internal/driver/metallb/ ./test/cluster/ ./internal/core/ ./test/images/ ./test/e2e/cilium/ \
+	./internal/driver/drivertest/ ./internal/version/ ./internal/driver/metallb/steadytest/ \
+	./internal/driver/metallb/crashtest/ ./...
 
 # What the tests need, made side by side: from empty caches a build spends
 # much of its time waiting on module downloads and on its link, which uses one
