@@ -44,8 +44,10 @@ import (
 // carry its finalizer, so the backend state goes before the object does.
 type AddressReconciler struct{ *base }
 
+// Placeholders live in the driver's own namespace, which Kubebuilder's
+// markers call "system"; each driver's chart names the one it is given.
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups="",resources=services,verbs=create;delete,namespace=metallb-iad-system
+// +kubebuilder:rbac:groups="",resources=services,verbs=create;delete,namespace=system
 
 // Reconcile runs one pass of the driver over an address.
 func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

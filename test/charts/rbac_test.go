@@ -49,16 +49,14 @@ func TestChartRolesAreGeneratedFromTheMarkers(t *testing.T) {
 		{chart: driverChart, role: "metallb-iad-manager",
 			paths: "./internal/driver;./internal/driver/placeholder;./internal/driver/metallb/...",
 			defaults: strings.NewReplacer(
-				`  namespace: {{ include "metallb-iad.placeholderNamespace" . }}`+"\n", "  namespace: metallb-iad-system\n",
+				`  namespace: {{ include "metallb-iad.placeholderNamespace" . }}`+"\n", "  namespace: system\n",
 				"  namespace: {{ .Values.metallbNamespace }}\n", "  namespace: metallb-system\n",
 			),
 			foreign: []string{"cilium.io"}},
 		{chart: ciliumChart, role: "cilium-iad-manager",
 			paths: "./internal/driver;./internal/driver/placeholder;./internal/driver/cilium/...",
-			// The framework's marker names MetalLB's default placeholder
-			// namespace; the chart puts the Role in its own.
 			defaults: strings.NewReplacer(
-				`  namespace: {{ include "cilium-iad.placeholderNamespace" . }}`+"\n", "  namespace: metallb-iad-system\n",
+				`  namespace: {{ include "cilium-iad.placeholderNamespace" . }}`+"\n", "  namespace: system\n",
 			),
 			foreign: []string{"metallb.io"}},
 	} {
