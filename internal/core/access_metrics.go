@@ -25,6 +25,8 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+
+	"github.com/cozystack/address-controller/internal/tombstone"
 )
 
 // Labels of the per-namespace gauges.
@@ -99,7 +101,7 @@ func observeAccessInformers(ctx context.Context, mgr ctrl.Manager, m *metrics) e
 		AddFunc:    func(obj any) { m.observeClaimUse(nil, obj.(*v1alpha1.IPAddressClaim)) },
 		UpdateFunc: func(o, n any) { m.observeClaimUse(o.(*v1alpha1.IPAddressClaim), n.(*v1alpha1.IPAddressClaim)) },
 		DeleteFunc: func(obj any) {
-			if c, ok := deletedObject[*v1alpha1.IPAddressClaim](obj); ok {
+			if c, ok := tombstone.As[*v1alpha1.IPAddressClaim](obj); ok {
 				m.observeClaimUse(c, nil)
 			}
 		},
@@ -114,7 +116,7 @@ func observeAccessInformers(ctx context.Context, mgr ctrl.Manager, m *metrics) e
 		AddFunc:    func(obj any) { m.observeLedger(obj.(*v1alpha1.IPAddressClassUsage), false) },
 		UpdateFunc: func(_, n any) { m.observeLedger(n.(*v1alpha1.IPAddressClassUsage), false) },
 		DeleteFunc: func(obj any) {
-			if l, ok := deletedObject[*v1alpha1.IPAddressClassUsage](obj); ok {
+			if l, ok := tombstone.As[*v1alpha1.IPAddressClassUsage](obj); ok {
 				m.observeLedger(l, true)
 			}
 		},
@@ -129,7 +131,7 @@ func observeAccessInformers(ctx context.Context, mgr ctrl.Manager, m *metrics) e
 		AddFunc:    func(obj any) { m.observeClass(obj.(*v1alpha1.IPAddressClass), false) },
 		UpdateFunc: func(_, n any) { m.observeClass(n.(*v1alpha1.IPAddressClass), false) },
 		DeleteFunc: func(obj any) {
-			if c, ok := deletedObject[*v1alpha1.IPAddressClass](obj); ok {
+			if c, ok := tombstone.As[*v1alpha1.IPAddressClass](obj); ok {
 				m.observeClass(c, true)
 			}
 		},

@@ -33,6 +33,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/manager"
+	"github.com/cozystack/address-controller/internal/tombstone"
 )
 
 // SetupWithManager registers the claim controller and its watches on mgr.
@@ -90,7 +91,7 @@ func (r *ClaimReconciler) addressEvents() handler.EventHandler {
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
-			if a, ok := deletedObject[*v1alpha1.IPAddress](e.Object); ok {
+			if a, ok := tombstone.As[*v1alpha1.IPAddress](e.Object); ok {
 				r.available.observe(a, nil)
 				wake(ctx, q, a, nil)
 			}

@@ -29,6 +29,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+
+	"github.com/cozystack/address-controller/internal/tombstone"
 )
 
 // EventSource is the reporting controller name on the core's events.
@@ -110,7 +112,7 @@ func observeInformers(ctx context.Context, mgr ctrl.Manager, pending *pendingBin
 			m.observeAddress(old, a)
 		},
 		DeleteFunc: func(obj any) {
-			if a, ok := deletedObject[*v1alpha1.IPAddress](obj); ok {
+			if a, ok := tombstone.As[*v1alpha1.IPAddress](obj); ok {
 				pending.observe(a, true)
 				m.observeAddress(a, nil)
 			}
@@ -127,7 +129,7 @@ func observeInformers(ctx context.Context, mgr ctrl.Manager, pending *pendingBin
 		AddFunc:    func(obj any) { m.observeClaim(nil, obj.(*v1alpha1.IPAddressClaim)) },
 		UpdateFunc: func(o, n any) { m.observeClaim(o.(*v1alpha1.IPAddressClaim), n.(*v1alpha1.IPAddressClaim)) },
 		DeleteFunc: func(obj any) {
-			if c, ok := deletedObject[*v1alpha1.IPAddressClaim](obj); ok {
+			if c, ok := tombstone.As[*v1alpha1.IPAddressClaim](obj); ok {
 				m.observeClaim(c, nil)
 			}
 		},
@@ -142,22 +144,12 @@ func observeInformers(ctx context.Context, mgr ctrl.Manager, pending *pendingBin
 	_, err = classInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { m.observeClassBack(obj.(*v1alpha1.IPAddressClass).Name) },
 		DeleteFunc: func(obj any) {
-			if c, ok := deletedObject[*v1alpha1.IPAddressClass](obj); ok {
+			if c, ok := tombstone.As[*v1alpha1.IPAddressClass](obj); ok {
 				m.observeClassGone(c.Name)
 			}
 		},
 	})
 	return err
-}
-
-// deletedObject unwraps the tombstone an informer hands over when it missed
-// a deletion.
-func deletedObject[T any](obj any) (T, bool) {
-	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	o, ok := obj.(T)
-	return o, ok
 }
 
 // specOrMetadataChanged passes creations, deletions, and updates of spec,

@@ -32,6 +32,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+
+	"github.com/cozystack/address-controller/internal/tombstone"
 )
 
 // ingressLog follows, from the Service informer, which addresses the
@@ -71,10 +73,7 @@ func (l *ingressLog) follow(ctx context.Context, mgr ctrl.Manager) error {
 		return err
 	}
 	ips := func(obj any) []string {
-		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
-		}
-		if s, ok := obj.(*corev1.Service); ok {
+		if s, ok := tombstone.As[*corev1.Service](obj); ok {
 			return ingressIPs(s)
 		}
 		return nil
@@ -95,10 +94,7 @@ func (l *ingressLog) follow(ctx context.Context, mgr ctrl.Manager) error {
 		return err
 	}
 	_, err = addrs.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
-		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
-		}
-		if a, ok := obj.(*v1alpha1.IPAddress); ok {
+		if a, ok := tombstone.As[*v1alpha1.IPAddress](obj); ok {
 			l.forget(a.Spec.Address)
 		}
 	}})

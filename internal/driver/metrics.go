@@ -26,6 +26,8 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+
+	"github.com/cozystack/address-controller/internal/tombstone"
 )
 
 // classLabel names the class a per-class series is about.
@@ -98,10 +100,7 @@ func (m *metrics) countAddresses(ctx context.Context, mgr ctrl.Manager) error {
 		return err
 	}
 	count := func(obj any, delta float64) {
-		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
-		}
-		if a, ok := obj.(*v1alpha1.IPAddress); ok {
+		if a, ok := tombstone.As[*v1alpha1.IPAddress](obj); ok {
 			if _, gone := m.gone.Load(a.Spec.ClassName); !gone || delta > 0 {
 				m.used.WithLabelValues(a.Spec.ClassName).Add(delta)
 			}
@@ -120,10 +119,7 @@ func (m *metrics) countAddresses(ctx context.Context, mgr ctrl.Manager) error {
 	}
 	_, err = classes.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		DeleteFunc: func(obj any) {
-			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			if c, ok := obj.(*v1alpha1.IPAddressClass); ok {
+			if c, ok := tombstone.As[*v1alpha1.IPAddressClass](obj); ok {
 				m.classGone(c.Name)
 			}
 		},

@@ -27,6 +27,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+	"github.com/cozystack/address-controller/internal/tombstone"
 )
 
 func (b *Backend) setupIndexes(ctx context.Context, idx client.FieldIndexer) error {
@@ -63,10 +64,7 @@ func (b *Backend) observePlaceholders(ctx context.Context, mgr ctrl.Manager) err
 		return err
 	}
 	role := func(obj any) string {
-		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
-		}
-		s, ok := obj.(*corev1.Service)
+		s, ok := tombstone.As[*corev1.Service](obj)
 		if !ok || s.Namespace != b.opts.PlaceholderNamespace {
 			return ""
 		}
