@@ -24,6 +24,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -85,8 +86,13 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			return ctrl.Result{}, err
 		}
 	default:
+		wasDuplicate := isDuplicate(a)
 		if err := writeAddressStatus(ctx, r.Client, a, addressStatus(a, d, now)); err != nil {
 			return ctrl.Result{}, err
+		}
+		if isDuplicate(a) && !wasDuplicate {
+			log.FromContext(ctx).Info("Address is a duplicate", "keeper", obs.duplicateOf, "address", a.Spec.Address)
+			r.Recorder.Eventf(a, nil, corev1.EventTypeWarning, v1alpha1.EventDuplicateAddress, "Deduplicate", "%s", d.message)
 		}
 	}
 	return r.releaseAfterDelay(ctx, a)
@@ -100,7 +106,7 @@ func (r *AddressReconciler) observe(ctx context.Context, a *v1alpha1.IPAddress) 
 		obs.invalid = fmt.Sprintf("spec.address %q is not an IP address", a.Spec.Address)
 		return obs, nil
 	}
-	dup, err := duplicateOf(ctx, r.Client, a)
+	dup, err := manager.DuplicateOf(ctx, r.Client, a)
 	if err != nil || dup != "" {
 		obs.duplicateOf = dup
 		return obs, err
@@ -199,6 +205,13 @@ func (r *AddressReconciler) finalize(ctx context.Context, a *v1alpha1.IPAddress)
 	return client.IgnoreNotFound(r.Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
 }
 
+// isDuplicate: the core's verdict on a is that another IPAddress keeps its
+// spec.address.
+func isDuplicate(a *v1alpha1.IPAddress) bool {
+	c := meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionBound)
+	return c != nil && c.Reason == v1alpha1.ReasonDuplicate
+}
+
 // inDriverTeardown: a driver's teardown finalizer is still on a.
 func inDriverTeardown(a *v1alpha1.IPAddress) bool {
 	return slices.ContainsFunc(a.Finalizers, func(f string) bool { return strings.HasSuffix(f, v1alpha1.FinalizerDriverTeardownSuffix) })
@@ -238,31 +251,4 @@ func reclaimAddress(ctx context.Context, c client.Client, rec recorder.EventReco
 func writeAddressStatus(ctx context.Context, c client.Client, a *v1alpha1.IPAddress, st v1alpha1.IPAddressStatus) error {
 	_, err := manager.PatchStatus(ctx, c, a, func(a *v1alpha1.IPAddress) { a.Status = st })
 	return err
-}
-
-// duplicateOf names the oldest other IPAddress with a's spec.address if it is
-// older than a (earlier creation, ties broken by name); "" otherwise.
-func duplicateOf(ctx context.Context, c client.Reader, a *v1alpha1.IPAddress) (string, error) {
-	list := &v1alpha1.IPAddressList{}
-	if err := c.List(ctx, list, client.MatchingFields{indexAddressByIP: a.Spec.Address}); err != nil {
-		return "", err
-	}
-	oldest := a
-	for i := range list.Items {
-		o := &list.Items[i]
-		if o.UID != a.UID && olderObject(o, oldest) {
-			oldest = o
-		}
-	}
-	if oldest == a {
-		return "", nil
-	}
-	return oldest.Name, nil
-}
-
-func olderObject(a, b *v1alpha1.IPAddress) bool {
-	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-		return a.CreationTimestamp.Before(&b.CreationTimestamp)
-	}
-	return a.Name < b.Name
 }

@@ -74,7 +74,7 @@ func decideAddress(o addressObservation) addressDecision {
 		return addressDecision{phase: v1alpha1.AddressPending, reason: v1alpha1.ReasonInvalidAddress, message: o.invalid}
 	case o.duplicateOf != "":
 		return addressDecision{phase: v1alpha1.AddressPending, reason: v1alpha1.ReasonDuplicate,
-			message: fmt.Sprintf("IPAddress %s already has address %s; this one is never matched", o.duplicateOf, a.Spec.Address)}
+			message: fmt.Sprintf("IPAddress %s already has address %s; this one is never matched or held", o.duplicateOf, a.Spec.Address)}
 	case a.Status.Phase == v1alpha1.AddressConflict || a.Status.Phase == v1alpha1.AddressLost:
 		return addressDecision{skip: true}
 	}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -35,7 +36,7 @@ import (
 func (r *AddressReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("ipaddress").
 		For(&v1alpha1.IPAddress{}, builder.WithPredicates(predicate.Or(specOrMetadataChanged(), phaseChanged()))).
-		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(r.sameIP), builder.WithPredicates(manager.CreateOrDelete())).
+		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(r.sameIP), builder.WithPredicates(standingChanged())).
 		Watches(&v1alpha1.IPAddressClaim{}, handler.EnqueueRequestsFromMapFunc(r.addressesForClaim)).
 		Watches(&v1alpha1.IPAddressClass{}, handler.EnqueueRequestsFromMapFunc(r.releasedOfClass), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(concurrency, 1)}).
@@ -57,6 +58,16 @@ func (r *AddressReconciler) sameIP(ctx context.Context, obj client.Object) []rec
 		}
 	}
 	return reqs
+}
+
+// standingChanged passes an address's creation and deletion, and the
+// updates that move it in the duplicate rule's order (v1alpha1's
+// DuplicateOf): the core's verdict on it, or its binding.
+func standingChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld.(*v1alpha1.IPAddress), e.ObjectNew.(*v1alpha1.IPAddress)
+		return o.KeepsAddress() != n.KeepsAddress() || o.HasBinding() != n.HasBinding()
+	}}
 }
 
 // releasedOfClass wakes a class's Released addresses: its releaseDelay may

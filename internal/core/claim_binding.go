@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // Binding: accepting pre-bindings and matching Available addresses. A binding
@@ -49,7 +50,7 @@ func (r *ClaimReconciler) considerPreBinding(ctx context.Context, o *claimObserv
 	if o.class.resolved() {
 		className = o.class.name
 	}
-	dup, err := duplicateOf(ctx, r.Client, a)
+	dup, err := manager.DuplicateOf(ctx, r.Client, a)
 	if err != nil {
 		return err
 	}

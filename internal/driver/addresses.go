@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // AddressReconciler keeps the driver's side of every address of its classes.
@@ -67,7 +68,7 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, r.teardown(ctx, a, finalizer)
 	}
 
-	if dup, err := r.duplicateOf(ctx, a); err != nil || dup != "" {
+	if dup, err := manager.DuplicateOf(ctx, r.Client, a); err != nil || dup != "" {
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -138,31 +139,6 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 // one of the two would be refused.
 func awaitingCore(a *v1alpha1.IPAddress) bool { return a.Status.Phase == "" }
 
-// duplicateOf names the IPAddress that records a's address before a does
-// (earlier creation, ties broken by name), as the core judges duplicates;
-// "" when a is the first.
-func (r *AddressReconciler) duplicateOf(ctx context.Context, a *v1alpha1.IPAddress) (string, error) {
-	list := &v1alpha1.IPAddressList{}
-	if err := r.List(ctx, list, client.MatchingFields{indexAddressByIP: a.Spec.Address}); err != nil {
-		return "", err
-	}
-	first := a
-	for i := range list.Items {
-		o := &list.Items[i]
-		if o.UID == a.UID {
-			continue
-		}
-		if o.CreationTimestamp.Before(&first.CreationTimestamp) ||
-			o.CreationTimestamp.Equal(&first.CreationTimestamp) && o.Name < first.Name {
-			first = o
-		}
-	}
-	if first == a {
-		return "", nil
-	}
-	return first.Name, nil
-}
-
 // standAside keeps the driver out of a duplicate: it holds nothing for it,
 // reports no conflict over it, and hands back a phase it set before it knew,
 // so that the core's Pending (Duplicate) is the one word on it.
@@ -174,7 +150,7 @@ func (r *AddressReconciler) standAside(ctx context.Context, a *v1alpha1.IPAddres
 		return nil
 	}
 	obs := holdObservation{address: a, now: metav1.NewTime(r.clock.Now()),
-		hold: HoldState{Reason: v1alpha1.ReasonDuplicate, Message: "IPAddress " + first + " records this address first; the driver holds nothing for this one"}}
+		hold: HoldState{Reason: v1alpha1.ReasonDuplicate, Message: "IPAddress " + first + " keeps this address; the driver holds nothing for this one"}}
 	st := driverStatus(obs)
 	return r.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { *s = st })
 }

@@ -81,6 +81,22 @@ func AddressIndexes() []Index {
 	}
 }
 
+// DuplicateOf names the IPAddress that keeps a's spec.address if a does not,
+// by v1alpha1's DuplicateOf rule over the addresses c lists under
+// IndexAddressByIP; "" when a keeps it. The core reports duplicates by it
+// and a driver stands aside for them by it, so the two never disagree on
+// what they read alike.
+func DuplicateOf(ctx context.Context, c client.Reader, a *v1alpha1.IPAddress) (string, error) {
+	list := &v1alpha1.IPAddressList{}
+	if err := c.List(ctx, list, client.MatchingFields{IndexAddressByIP: a.Spec.Address}); err != nil {
+		return "", err
+	}
+	if first := a.DuplicateOf(list.Items); first != nil {
+		return first.Name, nil
+	}
+	return "", nil
+}
+
 // ClassFamiliesChanged passes a class's updates that change the families its
 // driver reports it serves (status.families): a claim for a family the
 // class cannot serve waits on them, in the core and in the driver.

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -337,6 +338,14 @@ spec:
   selector: {app: ` + name + `}
   ports: [{port: 80}]
 `
+}
+
+// NextSecond sleeps until just after the wall clock's next whole second,
+// shared with the API server on this machine: objects created in the
+// moments after it share their creation timestamp, which has second
+// precision. A test that races two objects on a tie calls it first.
+func NextSecond() {
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
 }
 
 // StressEnv, set to 1, makes tests that sample a rate run their full count

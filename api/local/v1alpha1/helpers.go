@@ -19,6 +19,8 @@ package v1alpha1
 import (
 	"net/netip"
 	"slices"
+
+	"k8s.io/apimachinery/pkg/api/meta"
 )
 
 // Key is the "namespace/name" of the referenced claim, the form the managers
@@ -97,4 +99,61 @@ func FamilyOf(ip netip.Addr) IPFamily {
 		return IPv4
 	}
 	return IPv6
+}
+
+// DuplicateOf returns, of others (IPAddresses listed by spec.address; a
+// itself may be among them), the one that keeps a's spec.address if it is
+// not a, or nil when a keeps it. Every IPAddress recording an address but
+// the one that keeps it is a duplicate: the core reports it Pending
+// (ReasonDuplicate) and never matches it, and a driver holds nothing for it.
+// The rule is written here once; the core and the drivers both apply it.
+//
+// The one that keeps the address is, in this order:
+//  1. one the core has already let keep it (its Bound condition is set,
+//     with a reason other than ReasonDuplicate): a verdict once given
+//     stands, so a newcomer never takes the address from one in use;
+//  2. one bound to a claim (claimRef with a uid): a driver records an
+//     address bound from birth, before the core first sees it;
+//  3. the one created first;
+//  4. the one whose name sorts first: creation timestamps have second
+//     precision, so two made within one second tie on 3.
+func (a *IPAddress) DuplicateOf(others []IPAddress) *IPAddress {
+	first := a
+	for i := range others {
+		if o := &others[i]; o.UID != a.UID && o.Spec.Address == a.Spec.Address && o.keepsAddressBefore(first) {
+			first = o
+		}
+	}
+	if first == a {
+		return nil
+	}
+	return first
+}
+
+// keepsAddressBefore: a comes before b in DuplicateOf's order.
+func (a *IPAddress) keepsAddressBefore(b *IPAddress) bool {
+	if x, y := a.KeepsAddress(), b.KeepsAddress(); x != y {
+		return x
+	}
+	if x, y := a.HasBinding(), b.HasBinding(); x != y {
+		return x
+	}
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Name < b.Name
+}
+
+// KeepsAddress reports whether the core's last verdict on a let it keep its
+// spec.address: its Bound condition is set, with a reason other than
+// ReasonDuplicate. Only the core writes that condition.
+func (a *IPAddress) KeepsAddress() bool {
+	c := meta.FindStatusCondition(a.Status.Conditions, ConditionBound)
+	return c != nil && c.Reason != ReasonDuplicate
+}
+
+// HasBinding reports whether claimRef names a claim by uid: the binding is
+// complete, not a pre-binding waiting for its claim.
+func (a *IPAddress) HasBinding() bool {
+	return a.Spec.ClaimRef != nil && a.Spec.ClaimRef.UID != ""
 }

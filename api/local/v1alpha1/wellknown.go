@@ -244,7 +244,8 @@ const (
 	ReasonClaimDeleting = "ClaimDeleting"
 	// ReasonInvalidAddress: spec.address is not an address the core can use.
 	ReasonInvalidAddress = "InvalidAddress"
-	// ReasonDuplicate: another, older IPAddress has the same spec.address.
+	// ReasonDuplicate: another IPAddress keeps the same spec.address (see
+	// IPAddress.DuplicateOf); this one is never matched or held.
 	ReasonDuplicate = "Duplicate"
 	// ReasonClassNotAllowed: the class's namespaceSelector does not match the
 	// claim's namespace; nothing is bound or provisioned for the claim.
@@ -309,4 +310,8 @@ const (
 	// not write (no admission in its status explains it): the core treats
 	// the claim as not admitted and takes the stamp off.
 	EventForgedStamp = "ForgedStamp"
+	// EventDuplicateAddress (Warning, on an IPAddress): it became a
+	// duplicate, Pending with ReasonDuplicate; the note names the IPAddress
+	// that keeps the address (see IPAddress.DuplicateOf).
+	EventDuplicateAddress = "DuplicateAddress"
 )

@@ -36,7 +36,9 @@ limitations under the License.
 // none once it stops); refusal (a claim of another namespace, a claim not
 // Bound); conflict (a Service another load balancer gives a bound address
 // turns it Conflict; with HandPinner, a hand pin on a held address is
-// refused); teardown (no backend state and no driver pin left once claims,
+// refused); duplicate (an admin's copy of an address the driver recorded,
+// made within the same second as it, is Pending (Duplicate) within seconds
+// and held by nothing, while the recorded one stays Bound and held); teardown (no backend state and no driver pin left once claims,
 // addresses and classes are gone); and a crash: the driver killed right
 // after its first, second or third write of each step of a claim's life,
 // after which a new driver completes the step.

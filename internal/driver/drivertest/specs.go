@@ -56,6 +56,7 @@ func specs(h Harness) []spec {
 		spec{"refusal/claim of another namespace", refuseOtherNamespace},
 		spec{"refusal/claim not Bound", refuseNotBound},
 		spec{"conflict/another load balancer reports the address", conflictOtherLoadBalancer},
+		spec{"duplicate/an admin's copy of a recorded address", duplicate},
 	)
 	if p, ok := h.(HandPinner); ok {
 		out = append(out, spec{"conflict/hand pin on a held address", func(t *testing.T, g *WithT, s *suite) { conflictHandPin(t, g, s, p) }})
