@@ -23,13 +23,24 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	"github.com/cozystack/address-controller/internal/manager"
 )
+
+// pins are LB-IPAM's pin and sharing annotations, with a cross-namespace
+// grant to the placeholder namespace beside the sharing key.
+func (b *Backend) pins() placeholder.Pins {
+	return placeholder.Pins{
+		IPs:            annotationIPs,
+		Aliases:        []string{annotationIPsAlias},
+		SharingKey:     annotationSharingKey,
+		Grants:         map[string]string{annotationCrossNamespace: b.opts.PlaceholderNamespace},
+		SharingAliases: []string{annotationSharingKeyAlias, annotationCrossNamespaceAlias},
+	}
+}
 
 // Pin labels svc for the pool of the addresses' class, writes
 // lbipam.cilium.io/ips (IPv4 first) and the driver's marker with the same
@@ -43,24 +54,8 @@ func (b *Backend) Pin(ctx context.Context, svc *corev1.Service, addrs []netip.Ad
 	if err != nil {
 		return err
 	}
-	value := placeholder.JoinIPs(addrs)
-	annotations := map[string]any{annotationIPs: value, v1alpha1.AnnotationPinnedBy: value}
-	if opts.SharingKey != "" {
-		annotations[annotationSharingKey] = opts.SharingKey
-		annotations[placeholder.AnnotationSharedBy] = opts.SharingKey
-		annotations[annotationCrossNamespace] = b.opts.PlaceholderNamespace
-	} else if b.SharedKey(svc) != "" {
-		annotations[annotationSharingKey] = nil
-		annotations[placeholder.AnnotationSharedBy] = nil
-		annotations[annotationCrossNamespace] = nil
-	}
-	meta := map[string]any{
-		placeholder.MetaAnnotations: annotations,
-		placeholder.MetaLabels:      map[string]any{LabelPool: placeholder.LabelValue(class), placeholder.LabelWithdrawn: nil},
-	}
-	if opts.Finalizer != "" && !controllerutil.ContainsFinalizer(svc, opts.Finalizer) {
-		meta[placeholder.MetaFinalizers] = []string{opts.Finalizer}
-	}
+	meta := b.pins().Pin(svc, addrs, opts.SharingKey, opts.Finalizer)
+	meta[placeholder.MetaLabels].(map[string]any)[LabelPool] = placeholder.LabelValue(class)
 	return placeholder.PatchMeta(ctx, b, svc, meta)
 }
 
@@ -76,56 +71,23 @@ func (b *Backend) classOf(ctx context.Context, ip netip.Addr) (string, error) {
 	return list.Items[0].Spec.ClassName, nil
 }
 
-// Unpin withdraws a pin the driver wrote: the pool label goes, so that
-// LB-IPAM takes the address back (it keeps an address after its pin is gone
-// otherwise), with the pin if it is still the one the driver wrote, the
-// marker, the sharing key the driver wrote and the finalizer; the Service is
-// marked withdrawn until LB-IPAM has let go. A Service the driver never
-// pinned is left alone, but for the finalizer.
+// Unpin withdraws a pin the driver wrote (placeholder.Pins.Unpin), and the
+// pool label with it: LB-IPAM keeps an address after its pin is gone
+// otherwise.
 func (b *Backend) Unpin(ctx context.Context, svc *corev1.Service, finalizer string) error {
-	meta := map[string]any{}
-	if finalizer != "" && controllerutil.ContainsFinalizer(svc, finalizer) {
-		meta[placeholder.MetaRemoveFinalizers] = []string{finalizer}
+	meta, err := b.pins().Unpin(ctx, b.secret, svc, finalizer)
+	if meta == nil {
+		return err
 	}
-	if marker, ok := svc.Annotations[v1alpha1.AnnotationPinnedBy]; ok {
-		annotations := map[string]any{v1alpha1.AnnotationPinnedBy: nil}
-		if svc.Annotations[annotationIPs] == marker {
-			annotations[annotationIPs] = nil
-		}
-		if b.SharedKey(svc) != "" {
-			annotations[annotationSharingKey] = nil
-			annotations[annotationCrossNamespace] = nil
-		}
-		if _, ok := svc.Annotations[placeholder.AnnotationSharedBy]; ok {
-			annotations[placeholder.AnnotationSharedBy] = nil
-		}
-		mark, err := b.secret.Withdrawn(ctx, svc)
-		if err != nil {
-			return err
-		}
-		meta[placeholder.MetaAnnotations] = annotations
-		meta[placeholder.MetaLabels] = map[string]any{LabelPool: nil, placeholder.LabelWithdrawn: mark}
-	}
-	if len(meta) == 0 {
-		return nil
+	if labels, ok := meta[placeholder.MetaLabels].(map[string]any); ok {
+		labels[LabelPool] = nil
 	}
 	return placeholder.PatchMeta(ctx, b, svc, meta)
 }
 
 // PinnedTo reads the addresses svc is pinned to, from lbipam.cilium.io/ips,
 // its alias, or spec.loadBalancerIP, and whether the driver wrote that pin.
-func (b *Backend) PinnedTo(svc *corev1.Service) ([]netip.Addr, bool) {
-	value := svc.Annotations[annotationIPs]
-	if value == "" {
-		value = svc.Annotations[annotationIPsAlias]
-	}
-	if value == "" {
-		value = svc.Spec.LoadBalancerIP //nolint:staticcheck // still honoured by LB-IPAM
-	}
-	out := placeholder.SplitIPs(value)
-	marker, ok := svc.Annotations[v1alpha1.AnnotationPinnedBy]
-	return out, ok && marker == svc.Annotations[annotationIPs] && len(out) > 0
-}
+func (b *Backend) PinnedTo(svc *corev1.Service) ([]netip.Addr, bool) { return b.pins().PinnedTo(svc) }
 
 // Releasing: svc carries the withdrawn mark the driver computed for it.
 func (b *Backend) Releasing(svc *corev1.Service) bool { return b.secret.IsWithdrawn(svc) }
@@ -146,28 +108,15 @@ func (b *Backend) SharingKey(ctx context.Context, claim *v1alpha1.IPAddressClaim
 }
 
 // SharedKey is the key the driver wrote on svc, if svc still carries it.
-func (b *Backend) SharedKey(svc *corev1.Service) string {
-	key := svc.Annotations[placeholder.AnnotationSharedBy]
-	if key == "" || svc.Annotations[annotationSharingKey] != key {
-		return ""
-	}
-	return key
-}
+func (b *Backend) SharedKey(svc *corev1.Service) string { return b.pins().SharedKey(svc) }
 
 // Shareable says whether LB-IPAM lets svc share an address with a hold.
 func (b *Backend) Shareable(svc *corev1.Service) (bool, string, string) {
-	for _, k := range []string{annotationSharingKey, annotationSharingKeyAlias, annotationCrossNamespace, annotationCrossNamespaceAlias} {
-		if _, ok := svc.Annotations[k]; ok && b.SharedKey(svc) == "" {
-			return false, "HandWrittenSharingKey", fmt.Sprintf("the Service carries its own %s, which the driver never overwrites", k)
-		}
+	if ok, reason, message := b.pins().HandWritten(svc); !ok {
+		return ok, reason, message
 	}
 	if svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
 		return false, "LocalTrafficPolicy", "externalTrafficPolicy is Local; LB-IPAM shares an address only between Services with the same policy, and the driver's hold has Cluster"
 	}
-	for _, p := range svc.Spec.Ports {
-		if p.Port == placeholder.Port && (p.Protocol == corev1.ProtocolTCP || p.Protocol == "") {
-			return false, "PortCollision", fmt.Sprintf("the Service uses TCP port %d, the port of the driver's hold", placeholder.Port)
-		}
-	}
-	return true, "", ""
+	return placeholder.PortFree(svc)
 }

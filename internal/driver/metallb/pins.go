@@ -21,7 +21,6 @@ import (
 	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
@@ -29,61 +28,33 @@ import (
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
 )
 
+// pins are MetalLB's pin and sharing annotations.
+var pins = placeholder.Pins{
+	IPs:            annotationLoadBalancerIPs,
+	Aliases:        []string{annotationLegacyLoadBalancerIPs},
+	SharingKey:     annotationAllowSharedIP,
+	SharingAliases: []string{annotationLegacyAllowSharedIP},
+}
+
 // Pin writes metallb.io/loadBalancerIPs (IPv4 first) and the driver's
 // marker with the same value, the retry token, and, for a shared handoff,
 // the holds' allow-shared-ip key with its marker and the carrier finalizer;
 // it lifts a withdrawal.
 func (b *Backend) Pin(ctx context.Context, svc *corev1.Service, addrs []netip.Addr, opts driver.PinOptions) error {
-	value := placeholder.JoinIPs(addrs)
-	annotations := map[string]any{
-		annotationLoadBalancerIPs:   value,
-		v1alpha1.AnnotationPinnedBy: value,
-		annotationRetry:             opts.Retry,
-	}
-	if opts.SharingKey != "" {
-		annotations[annotationAllowSharedIP] = opts.SharingKey
-		annotations[annotationSharedBy] = opts.SharingKey
-	} else if b.SharedKey(svc) != "" {
-		annotations[annotationAllowSharedIP] = nil
-		annotations[annotationSharedBy] = nil
-	}
-	meta := map[string]any{placeholder.MetaAnnotations: annotations, placeholder.MetaLabels: map[string]any{LabelWithdrawn: nil}}
-	if opts.Finalizer != "" && !controllerutil.ContainsFinalizer(svc, opts.Finalizer) {
-		meta["finalizers"] = []string{opts.Finalizer}
-	}
+	meta := pins.Pin(svc, addrs, opts.SharingKey, opts.Finalizer)
+	meta[placeholder.MetaAnnotations].(map[string]any)[annotationRetry] = opts.Retry
 	return placeholder.PatchMeta(ctx, b, svc, meta)
 }
 
-// Unpin withdraws a pin the driver wrote: the pin goes if it is still the
-// one the driver wrote, the marker, the sharing key the driver wrote and the
-// finalizer go, and the Service is labelled withdrawn so that MetalLB takes
-// the address back (it keeps an address after its pin is gone otherwise).
-// A Service the driver never pinned is left alone, but for the finalizer.
+// Unpin withdraws a pin the driver wrote (placeholder.Pins.Unpin), and the
+// retry token with it.
 func (b *Backend) Unpin(ctx context.Context, svc *corev1.Service, finalizer string) error {
-	meta := map[string]any{}
-	if finalizer != "" && controllerutil.ContainsFinalizer(svc, finalizer) {
-		meta["$deleteFromPrimitiveList/finalizers"] = []string{finalizer}
+	meta, err := pins.Unpin(ctx, b.secret, svc, finalizer)
+	if meta == nil {
+		return err
 	}
-	if marker, ok := svc.Annotations[v1alpha1.AnnotationPinnedBy]; ok {
-		annotations := map[string]any{v1alpha1.AnnotationPinnedBy: nil, annotationRetry: nil}
-		if svc.Annotations[annotationLoadBalancerIPs] == marker {
-			annotations[annotationLoadBalancerIPs] = nil
-		}
-		if b.SharedKey(svc) != "" {
-			annotations[annotationAllowSharedIP] = nil
-		}
-		if _, ok := svc.Annotations[annotationSharedBy]; ok {
-			annotations[annotationSharedBy] = nil
-		}
-		mark, err := b.secret.Withdrawn(ctx, svc)
-		if err != nil {
-			return err
-		}
-		meta[placeholder.MetaAnnotations] = annotations
-		meta[placeholder.MetaLabels] = map[string]any{LabelWithdrawn: mark}
-	}
-	if len(meta) == 0 {
-		return nil
+	if annotations, ok := meta[placeholder.MetaAnnotations].(map[string]any); ok {
+		annotations[annotationRetry] = nil
 	}
 	return placeholder.PatchMeta(ctx, b, svc, meta)
 }
@@ -111,15 +82,4 @@ func (b *Backend) Retry(ctx context.Context, a *v1alpha1.IPAddress, svc *corev1.
 // PinnedTo reads the addresses svc is pinned to, from MetalLB's annotation,
 // its legacy spelling, or spec.loadBalancerIP, and whether the driver wrote
 // that pin.
-func (b *Backend) PinnedTo(svc *corev1.Service) ([]netip.Addr, bool) {
-	value := svc.Annotations[annotationLoadBalancerIPs]
-	if value == "" {
-		value = svc.Annotations[annotationLegacyLoadBalancerIPs]
-	}
-	if value == "" {
-		value = svc.Spec.LoadBalancerIP //nolint:staticcheck // still honoured by MetalLB
-	}
-	out := placeholder.SplitIPs(value)
-	marker, ok := svc.Annotations[v1alpha1.AnnotationPinnedBy]
-	return out, ok && marker == svc.Annotations[annotationLoadBalancerIPs] && len(out) > 0
-}
+func (b *Backend) PinnedTo(svc *corev1.Service) ([]netip.Addr, bool) { return pins.PinnedTo(svc) }

@@ -18,7 +18,6 @@ package metallb
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -42,31 +41,17 @@ func (b *Backend) SharingKey(ctx context.Context, claim *v1alpha1.IPAddressClaim
 }
 
 // SharedKey is the key the driver wrote on svc, if svc still carries it.
-func (b *Backend) SharedKey(svc *corev1.Service) string {
-	key := svc.Annotations[annotationSharedBy]
-	if key == "" || svc.Annotations[annotationAllowSharedIP] != key {
-		return ""
-	}
-	return key
-}
+func (b *Backend) SharedKey(svc *corev1.Service) string { return pins.SharedKey(svc) }
 
 // Shareable says whether MetalLB lets svc share an address with a hold.
 func (b *Backend) Shareable(svc *corev1.Service) (bool, string, string) {
-	if key, ok := svc.Annotations[annotationAllowSharedIP]; ok && key != svc.Annotations[annotationSharedBy] {
-		return false, "HandWrittenSharingKey", fmt.Sprintf("the Service carries its own %s key, which the driver never overwrites", annotationAllowSharedIP)
-	}
-	if _, ok := svc.Annotations[annotationLegacyAllowSharedIP]; ok {
-		return false, "HandWrittenSharingKey", fmt.Sprintf("the Service carries its own %s key, which the driver never overwrites", annotationLegacyAllowSharedIP)
+	if ok, reason, message := pins.HandWritten(svc); !ok {
+		return ok, reason, message
 	}
 	if svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal && len(svc.Spec.Selector) > 0 {
 		return false, "LocalTrafficPolicy", "externalTrafficPolicy is Local with a selector; MetalLB shares an address only between Services with the same selector under that policy"
 	}
-	for _, p := range svc.Spec.Ports {
-		if p.Port == placeholder.Port && (p.Protocol == corev1.ProtocolTCP || p.Protocol == "") {
-			return false, "PortCollision", fmt.Sprintf("the Service uses TCP port %d, the port of the driver's hold", placeholder.Port)
-		}
-	}
-	return true, "", ""
+	return placeholder.PortFree(svc)
 }
 
 // Releasing: svc carries the withdrawn mark the driver computed for it, or
