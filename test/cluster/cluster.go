@@ -288,6 +288,19 @@ func (c *Cluster) startControlPlane() error {
 			return err
 		}
 	}
+	// The cluster's own certificates, so that the serving one also names
+	// the `kubernetes` Service's ClusterIPs and AdvertiseAddress, which
+	// Pods on real nodes dial; envtest, finding them, makes none.
+	ca, err := writeCertificates(api.CertDir)
+	if err != nil {
+		return err
+	}
+	api.SecureServing.CA = ca
+	api.Configure().Set("service-account-key-file", filepath.Join(api.CertDir, saPublicFile))
+	api.Configure().Set("service-account-signing-key-file", filepath.Join(api.CertDir, saKeyFile))
+	// The `kubernetes` Service's endpoint: an address every node has and
+	// the host has not (see AdvertiseAddress).
+	api.Configure().Set("advertise-address", AdvertiseAddress)
 
 	cfg, err := c.env.Start()
 	// Whatever envtest managed to start is a child of this process: hand

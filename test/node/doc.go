@@ -42,7 +42,11 @@ limitations under the License.
 //
 // The namespaces, the bridge, the veth pairs and the proxy that lets
 // kubelet and kube-proxy reach the API server on the host's loopback come
-// from test/netns, which the wire test bed (test/wire) builds on too.
+// from test/netns, which the wire test bed (test/wire) builds on too. The
+// same proxy listens on the address the API server advertises
+// (cluster.AdvertiseAddress), which each node has on its loopback: the
+// `kubernetes` Service's endpoint, so that Pods reach the API server
+// through the Service as in any cluster.
 //
 // It must not import the managers' packages: it talks to the cluster through
 // the API alone.

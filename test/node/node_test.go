@@ -47,15 +47,18 @@ import (
 const (
 	pauseRef = "registry.invalid/node-harness/pause:test"
 	helloRef = "registry.invalid/node-harness/hello:test"
+	// inclusterRef talks to the API server from a Pod.
+	inclusterRef = "registry.invalid/node-harness/incluster:test"
 )
 
 var (
-	c       *cluster.Cluster
-	nodes   *node.Harness
-	hello   node.Image
-	cs      kubernetes.Interface
-	kit     *testkit.Kit
-	started time.Duration
+	c         *cluster.Cluster
+	nodes     *node.Harness
+	hello     node.Image
+	incluster node.Image
+	cs        kubernetes.Interface
+	kit       *testkit.Kit
+	started   time.Duration
 )
 
 func TestMain(m *testing.M) {
@@ -82,6 +85,9 @@ func run(m *testing.M) int {
 		return fail(err)
 	}
 	if hello, err = buildImage(images, "./test/node/internal/hello", helloRef); err != nil {
+		return fail(err)
+	}
+	if incluster, err = buildImage(images, "./test/node/internal/incluster", inclusterRef); err != nil {
 		return fail(err)
 	}
 	began := time.Now()
