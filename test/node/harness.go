@@ -22,11 +22,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -330,6 +333,18 @@ func (h *Harness) ImportImage(ctx context.Context, archive string) error {
 		}
 	}
 	return nil
+}
+
+// LogTails is the last lines of every node daemon's log, for a failure
+// message.
+func (h *Harness) LogTails(lines int) string {
+	var b strings.Builder
+	for _, n := range h.Nodes {
+		for _, daemon := range slices.Sorted(maps.Keys(n.Logs())) {
+			fmt.Fprintf(&b, "--- %s %s\n%s\n", n.Name, daemon, tail(n.Logs()[daemon], lines))
+		}
+	}
+	return b.String()
 }
 
 // Node returns the node called name, or nil.

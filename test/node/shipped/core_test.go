@@ -1,0 +1,136 @@
+//go:build node
+
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package shipped_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	b "github.com/cozystack/address-controller/test/builder"
+	"github.com/cozystack/address-controller/test/e2e/harness"
+	"github.com/cozystack/address-controller/test/testkit"
+)
+
+// staticProvisioner names no driver: a static class's addresses are made by
+// hand, and the core alone binds them.
+const staticProvisioner = "static.example.com"
+
+// TestCoreChart installs the core chart (charts/address-controller, its
+// defaults but image.tag and image.pullPolicy) onto the nodes, from the
+// address-controller image test/images writes (the Dockerfile's: /manager,
+// user 65532), and binds a claim of a static class through it.
+//
+// Artefacts: the image address-controller; the chart's templates
+// crds/*.yaml (crds.enabled), deployment.yaml (the Deployment, its probes
+// on the port named probes, securityContext and podSecurityContext,
+// resources, the --leader-elect arguments of leaderElection), serviceaccount.yaml,
+// role.yaml and rbac/*.yaml (what the manager may do, its leader election
+// Lease); the values image.repository (default), image.tag, image.pullPolicy.
+func TestCoreChart(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	image := archives[coreImage]
+	tag := image.Ref[strings.LastIndex(image.Ref, ":")+1:]
+
+	began := time.Now()
+	_, err := helm.Run(ctx, "install", string(harness.Core), filepath.Join(root, "charts", string(harness.Core)),
+		"--namespace", harness.CoreNamespace, "--create-namespace",
+		"--set", "image.tag="+tag, "--set", "image.pullPolicy=Never")
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() {
+		if _, err := helm.Run(context.Background(), "uninstall", string(harness.Core), "--namespace", harness.CoreNamespace, "--wait"); err != nil {
+			t.Error(err)
+		}
+	})
+
+	// The Deployment turns Available once its Pod passes its readiness
+	// probe, and the Pod runs the imported image on a node.
+	g.Eventually(func(g Gomega) {
+		dep, err := cs.AppsV1().Deployments(harness.CoreNamespace).Get(ctx, string(harness.Core), metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(available(dep)).To(BeTrue(), "the Deployment is not Available: %+v", dep.Status)
+	}).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(Succeed(), func() string { return diagnose(ctx) })
+	t.Logf("The core's Deployment was Available %s after helm install", time.Since(began).Round(time.Millisecond))
+	pods, err := cs.CoreV1().Pods(harness.CoreNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/instance=" + string(harness.Core),
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(pods.Items).To(HaveLen(1))
+	pod := pods.Items[0]
+	g.Expect(nodes.Node(pod.Spec.NodeName)).NotTo(BeNil(), "the Pod runs on a harness node")
+	g.Expect(pod.Spec.Containers[0].Image).To(Equal(image.Ref))
+	g.Expect(pod.Status.ContainerStatuses).To(ConsistOf(And(
+		HaveField("Ready", true), HaveField("RestartCount", BeNumerically("==", 0)),
+	)))
+
+	// A static class: an address made by hand, and a claim the core binds
+	// to it.
+	class := testkit.Name(t)
+	kit.Make(t, g, b.Class(class, staticProvisioner), b.Address("static-"+class, "198.51.100.7", class))
+	ns := kit.Namespace(t)
+	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
+	g.Eventually(kit.StateOfClaim(g, ns, "web")).WithTimeout(time.Minute).WithPolling(100*time.Millisecond).
+		Should(HaveField("Phase", v1alpha1.ClaimBound), func() string { return diagnose(ctx) })
+	t.Logf("The first claim was Bound %s after helm install", time.Since(began).Round(time.Millisecond))
+	g.Expect(kit.Claim(g, ns, "web").Status.Addresses).To(ConsistOf(HaveField("Address", "198.51.100.7")))
+}
+
+// available says whether the Deployment's controller reports it
+// Available, all its replicas updated and ready.
+func available(dep *appsv1.Deployment) bool {
+	condition := false
+	for _, c := range dep.Status.Conditions {
+		condition = condition || c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue
+	}
+	want := *dep.Spec.Replicas
+	return condition && dep.Status.ObservedGeneration == dep.Generation && dep.Status.UpdatedReplicas == want &&
+		dep.Status.ReadyReplicas == want && dep.Status.AvailableReplicas == want
+}
+
+// diagnose is what a failure message needs: the release's Pods, their
+// logs, and the tail of every node daemon's log.
+func diagnose(ctx context.Context) string {
+	var b strings.Builder
+	pods, err := cs.CoreV1().Pods(harness.CoreNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	for _, p := range pods.Items {
+		b.WriteString("--- Pod " + p.Name + " on " + p.Spec.NodeName + ": " + string(p.Status.Phase) + "\n")
+		for _, s := range p.Status.ContainerStatuses {
+			b.WriteString(s.Name + ": " + s.State.String() + "\n")
+		}
+		logs, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: new(int64(40))}).DoRaw(ctx)
+		if err != nil {
+			logs = []byte(err.Error())
+		}
+		b.Write(logs)
+	}
+	b.WriteString(nodes.LogTails(20))
+	return b.String()
+}
