@@ -295,7 +295,7 @@ func (c *Cluster) startControlPlane() error {
 	if err != nil {
 		return err
 	}
-	api.SecureServing.CA = ca
+	api.CA = ca
 	api.Configure().Set("service-account-key-file", filepath.Join(api.CertDir, saPublicFile))
 	api.Configure().Set("service-account-signing-key-file", filepath.Join(api.CertDir, saKeyFile))
 	// The `kubernetes` Service's endpoint: an address every node has and

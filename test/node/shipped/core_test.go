@@ -115,22 +115,22 @@ func available(dep *appsv1.Deployment) bool {
 // diagnose is what a failure message needs: the release's Pods, their
 // logs, and the tail of every node daemon's log.
 func diagnose(ctx context.Context) string {
-	var b strings.Builder
+	var out strings.Builder
 	pods, err := cs.CoreV1().Pods(harness.CoreNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err.Error()
 	}
 	for _, p := range pods.Items {
-		b.WriteString("--- Pod " + p.Name + " on " + p.Spec.NodeName + ": " + string(p.Status.Phase) + "\n")
+		out.WriteString("--- Pod " + p.Name + " on " + p.Spec.NodeName + ": " + string(p.Status.Phase) + "\n")
 		for _, s := range p.Status.ContainerStatuses {
-			b.WriteString(s.Name + ": " + s.State.String() + "\n")
+			out.WriteString(s.Name + ": " + s.State.String() + "\n")
 		}
 		logs, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: new(int64(40))}).DoRaw(ctx)
 		if err != nil {
 			logs = []byte(err.Error())
 		}
-		b.Write(logs)
+		out.Write(logs)
 	}
-	b.WriteString(nodes.LogTails(20))
-	return b.String()
+	out.WriteString(nodes.LogTails(20))
+	return out.String()
 }
