@@ -306,10 +306,11 @@ chaos: manifests control-plane ## SIGKILL both replicas of each manager and Meta
 
 # The node harness's tests run real nodes (root, `make node-tools`): its own
 # (test/node) and the charts installed on it as shipped (test/node/shipped).
-# Build tag node keeps them out of make test: together they take about three
-# minutes (each package starts its control plane and nodes).
+# Build tag node keeps them out of make test: they take two to four minutes
+# (each package starts its control plane and nodes; test/node/shipped writes
+# its images first).
 .PHONY: test-node
-test-node: node-tools helm ## Run the node harness's tests (root): real nodes join the local control plane, serve Pods, and run the core chart from its image (see docs/development.md, "The node harness").
+test-node: node-tools helm metallb ## Run the node harness's tests (root): real nodes join the local control plane, serve Pods, and run MetalLB's and our charts from their images (see docs/development.md, "The node harness").
 	$(TEST_ENV) NODE_ASSETS="$(NODE_ASSETS)" go test -tags=node ./test/node/... -count=1 -v -timeout 20m
 
 .PHONY: test-cilium

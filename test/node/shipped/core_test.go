@@ -53,40 +53,7 @@ const staticProvisioner = "static.example.com"
 // Lease); the values image.repository (default), image.tag, image.pullPolicy.
 func TestCoreChart(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
-	image := archives[coreImage]
-	tag := image.Ref[strings.LastIndex(image.Ref, ":")+1:]
-
-	began := time.Now()
-	_, err := helm.Run(ctx, "install", string(harness.Core), filepath.Join(root, "charts", string(harness.Core)),
-		"--namespace", harness.CoreNamespace, "--create-namespace",
-		"--set", "image.tag="+tag, "--set", "image.pullPolicy=Never")
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() {
-		if _, err := helm.Run(context.Background(), "uninstall", string(harness.Core), "--namespace", harness.CoreNamespace, "--wait"); err != nil {
-			t.Error(err)
-		}
-	})
-
-	// The Deployment turns Available once its Pod passes its readiness
-	// probe, and the Pod runs the imported image on a node.
-	g.Eventually(func(g Gomega) {
-		dep, err := cs.AppsV1().Deployments(harness.CoreNamespace).Get(ctx, string(harness.Core), metav1.GetOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(available(dep)).To(BeTrue(), "the Deployment is not Available: %+v", dep.Status)
-	}).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(Succeed(), func() string { return diagnose(ctx) })
-	t.Logf("The core's Deployment was Available %s after helm install", time.Since(began).Round(time.Millisecond))
-	pods, err := cs.CoreV1().Pods(harness.CoreNamespace).List(ctx, metav1.ListOptions{
-		LabelSelector: "app.kubernetes.io/instance=" + string(harness.Core),
-	})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(pods.Items).To(HaveLen(1))
-	pod := pods.Items[0]
-	g.Expect(nodes.Node(pod.Spec.NodeName)).NotTo(BeNil(), "the Pod runs on a harness node")
-	g.Expect(pod.Spec.Containers[0].Image).To(Equal(image.Ref))
-	g.Expect(pod.Status.ContainerStatuses).To(ConsistOf(And(
-		HaveField("Ready", true), HaveField("RestartCount", BeNumerically("==", 0)),
-	)))
+	began := installManager(t, g, harness.Core, harness.CoreNamespace, coreImage)
 
 	// A static class: an address made by hand, and a claim the core binds
 	// to it.
@@ -95,9 +62,66 @@ func TestCoreChart(t *testing.T) {
 	ns := kit.Namespace(t)
 	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
 	g.Eventually(kit.StateOfClaim(g, ns, "web")).WithTimeout(time.Minute).WithPolling(100*time.Millisecond).
-		Should(HaveField("Phase", v1alpha1.ClaimBound), func() string { return diagnose(ctx) })
+		Should(HaveField("Phase", v1alpha1.ClaimBound), func() string { return diagnose(context.Background(), harness.CoreNamespace) })
 	t.Logf("The first claim was Bound %s after helm install", time.Since(began).Round(time.Millisecond))
 	g.Expect(kit.Claim(g, ns, "web").Status.Addresses).To(ConsistOf(HaveField("Address", "198.51.100.7")))
+}
+
+// installManager installs this repository's chart of manager m into
+// namespace with helm, from the image called image (only image.tag and
+// image.pullPolicy set), has the test uninstall it when it ends, waits for
+// its Deployment to be Available and checks its one Pod; it returns when
+// helm install began.
+func installManager(t *testing.T, g Gomega, m harness.Manager, namespace, image string) time.Time {
+	t.Helper()
+	ctx := context.Background()
+	ref := archives[image].Ref
+	began := time.Now()
+	install(t, g, string(m), filepath.Join(root, "charts", string(m)), namespace,
+		"image.tag="+tagOf(image), "image.pullPolicy=Never")
+
+	// The Deployment turns Available once its Pod passes its readiness
+	// probe, and the Pod runs the imported image on a node.
+	g.Eventually(func(g Gomega) {
+		dep, err := cs.AppsV1().Deployments(namespace).Get(ctx, string(m), metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(available(dep)).To(BeTrue(), "the Deployment is not Available: %+v", dep.Status)
+	}).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(Succeed(), func() string { return diagnose(ctx, namespace) })
+	t.Logf("The %s Deployment was Available %s after helm install", m, time.Since(began).Round(time.Millisecond))
+	pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/instance=" + string(m),
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(pods.Items).To(HaveLen(1))
+	pod := pods.Items[0]
+	g.Expect(nodes.Node(pod.Spec.NodeName)).NotTo(BeNil(), "the Pod runs on a harness node")
+	g.Expect(pod.Spec.Containers[0].Image).To(Equal(ref))
+	g.Expect(pod.Status.ContainerStatuses).To(ConsistOf(And(
+		HaveField("Ready", true), HaveField("RestartCount", BeNumerically("==", 0)),
+	)))
+	return began
+}
+
+// install runs helm install of the chart in dir as release into
+// namespace with the values sets (and flags, those starting with --), and
+// has the test uninstall it when it ends.
+func install(t *testing.T, g Gomega, release, dir, namespace string, sets ...string) {
+	t.Helper()
+	args := []string{"install", release, dir, "--namespace", namespace, "--create-namespace"}
+	for _, s := range sets {
+		if strings.HasPrefix(s, "--") {
+			args = append(args, s)
+		} else {
+			args = append(args, "--set", s)
+		}
+	}
+	_, err := helm.Run(context.Background(), args...)
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() {
+		if _, err := helm.Run(context.Background(), "uninstall", release, "--namespace", namespace, "--wait"); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // available says whether the Deployment's controller reports it
@@ -112,11 +136,11 @@ func available(dep *appsv1.Deployment) bool {
 		dep.Status.ReadyReplicas == want && dep.Status.AvailableReplicas == want
 }
 
-// diagnose is what a failure message needs: the release's Pods, their
+// diagnose is what a failure message needs: the Pods of namespace, their
 // logs, and the tail of every node daemon's log.
-func diagnose(ctx context.Context) string {
+func diagnose(ctx context.Context, namespace string) string {
 	var out strings.Builder
-	pods, err := cs.CoreV1().Pods(harness.CoreNamespace).List(ctx, metav1.ListOptions{})
+	pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err.Error()
 	}

@@ -42,12 +42,19 @@ import (
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
-// The images the tests install, by test/images' names: the core manager,
-// and the sandbox every Pod's runs beside.
+// The images the tests install, by test/images' names: the managers,
+// MetalLB's, and the sandbox every Pod's runs beside.
 const (
-	coreImage  = "address-controller"
-	pauseImage = "pause"
+	coreImage              = "address-controller"
+	driverImage            = "metallb-iad"
+	metallbControllerImage = "metallb-controller"
+	metallbSpeakerImage    = "metallb-speaker"
+	pauseImage             = "pause"
 )
+
+// helloRef is the tests' own workload (test/node/internal/hello), behind
+// the Services they give addresses; the registry does not exist.
+const helloRef = "registry.invalid/node-harness/hello:test"
 
 var (
 	root     string
@@ -83,7 +90,14 @@ func run(m *testing.M) int {
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	began := time.Now()
-	built, err := images.Build(ctx, images.Options{Root: root, Dir: dir, Only: []string{coreImage, pauseImage}})
+	built, err := images.Build(ctx, images.Options{
+		Root: root, Dir: dir, MetalLB: os.Getenv("METALLB_ASSETS"),
+		Only: []string{coreImage, driverImage, metallbControllerImage, metallbSpeakerImage, pauseImage},
+	})
+	if err != nil {
+		return fail(err)
+	}
+	hello, err := node.BuildImage(dir, "./test/node/internal/hello", helloRef)
 	if err != nil {
 		return fail(err)
 	}
@@ -115,11 +129,15 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "closing the nodes:", err)
 		}
 	}()
+	toImport := []string{hello.Archive}
 	for name, a := range archives {
 		if name != pauseImage {
-			if err := nodes.ImportImage(ctx, a.Path); err != nil {
-				return fail(err)
-			}
+			toImport = append(toImport, a.Path)
+		}
+	}
+	for _, archive := range toImport {
+		if err := nodes.ImportImage(ctx, archive); err != nil {
+			return fail(err)
 		}
 	}
 
