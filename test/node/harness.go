@@ -323,21 +323,21 @@ func (h *Harness) plug(n *namespace, port string, addr netip.Addr) error {
 // kube-proxy's rules send it to a Pod.
 func (h *Harness) routePods() error {
 	for _, n := range h.Nodes {
-		if err := n.ns.route(ServiceRange, netip.Addr{}, linkName); err != nil {
+		if err := n.ns.route(ServiceRange, netip.Addr{}); err != nil {
 			return err
 		}
 		for _, m := range h.Nodes {
 			if m != n {
-				if err := n.ns.route(m.PodCIDR, m.Address, linkName); err != nil {
+				if err := n.ns.route(m.PodCIDR, m.Address); err != nil {
 					return err
 				}
 			}
 		}
-		if err := h.Client.ns.route(n.PodCIDR, n.Address, linkName); err != nil {
+		if err := h.Client.ns.route(n.PodCIDR, n.Address); err != nil {
 			return err
 		}
 	}
-	return h.Client.ns.route(ServiceRange, h.Nodes[0].Address, linkName)
+	return h.Client.ns.route(ServiceRange, h.Nodes[0].Address)
 }
 
 // ImportImage imports an image archive into every node's containerd, where
