@@ -20,6 +20,10 @@ package shipped_test
 
 import (
 	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,7 +31,9 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
@@ -43,14 +49,18 @@ const staticProvisioner = "static.example.com"
 // TestCoreChart installs the core chart (charts/address-controller, its
 // defaults but image.tag and image.pullPolicy) onto the nodes, from the
 // address-controller image test/images writes (the Dockerfile's: /manager,
-// user 65532), and binds a claim of a static class through it.
+// user 65532), binds a claim of a static class through it, and scrapes its
+// metrics.
 //
 // Artefacts: the image address-controller; the chart's templates
 // crds/*.yaml (crds.enabled), deployment.yaml (the Deployment, its probes
 // on the port named probes, securityContext and podSecurityContext,
-// resources, the --leader-elect arguments of leaderElection), serviceaccount.yaml,
-// role.yaml and rbac/*.yaml (what the manager may do, its leader election
-// Lease); the values image.repository (default), image.tag, image.pullPolicy.
+// resources, the --leader-elect arguments of leaderElection, the metrics
+// on :8443), serviceaccount.yaml, role.yaml, rbac/*.yaml (what the manager
+// may do, its leader election Lease, metrics_auth.yaml's token and access
+// reviews and metrics-reader role) and service.yaml (the metrics Service);
+// the values image.repository (default), image.tag, image.pullPolicy,
+// metricsCertSecret (empty: the manager's own certificate).
 func TestCoreChart(t *testing.T) {
 	g := NewWithT(t)
 	began := installManager(t, g, harness.Core, harness.CoreNamespace, coreImage)
@@ -65,6 +75,66 @@ func TestCoreChart(t *testing.T) {
 		Should(HaveField("Phase", v1alpha1.ClaimBound), func() string { return diagnose(context.Background(), harness.CoreNamespace) })
 	t.Logf("The first claim was Bound %s after helm install", time.Since(began).Round(time.Millisecond))
 	g.Expect(kit.Claim(g, ns, "web").Status.Addresses).To(ConsistOf(HaveField("Address", "198.51.100.7")))
+
+	checkMetrics(t, g, ns)
+}
+
+// checkMetrics scrapes the core's metrics Service from the client beside
+// the nodes, over TLS (the manager's own certificate, metricsCertSecret
+// being empty): an anonymous request is refused (401), a ServiceAccount
+// token without the chart's metrics-reader ClusterRole is forbidden (403),
+// and one bound to it gets the core's metrics. The manager decides each
+// with a TokenReview and a SubjectAccessReview, from its Pod.
+func checkMetrics(t *testing.T, g Gomega, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	svc, err := cs.CoreV1().Services(harness.CoreNamespace).Get(ctx, string(harness.Core)+"-metrics", metav1.GetOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	url := "https://" + net.JoinHostPort(svc.Spec.ClusterIP, "8443") + "/metrics"
+	// The manager's certificate is its own, self-signed: the scrape proves
+	// TLS and the token check, not the certificate's chain.
+	client := nodes.Client.HTTPClient(&tls.Config{InsecureSkipVerify: true}) //nolint:gosec // see above
+	scrape := func(token string) (int, string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return 0, "", err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body), err
+	}
+	token := func(account string) string {
+		_, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: account}}, metav1.CreateOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, account, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		return tr.Status.Token
+	}
+	kit.Make(t, g, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ns + "-scraper"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: string(harness.Core) + "-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "scraper", Namespace: ns}},
+	})
+	scraper, stranger := token("scraper"), token("stranger")
+
+	status := func(token string) func() (int, error) {
+		return func() (int, error) { code, _, err := scrape(token); return code, err }
+	}
+	g.Eventually(status("")).WithTimeout(30*time.Second).Should(Equal(http.StatusUnauthorized), "an anonymous scrape")
+	g.Eventually(status(stranger)).WithTimeout(30*time.Second).Should(Equal(http.StatusForbidden), "a token without the reader role")
+	g.Eventually(func(g Gomega) {
+		code, body, err := scrape(scraper)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(code).To(Equal(http.StatusOK))
+		g.Expect(body).To(ContainSubstring("address_controller_ipaddressclaims"))
+	}).WithTimeout(30*time.Second).Should(Succeed(), "a token bound to the metrics-reader role")
 }
 
 // installManager installs this repository's chart of manager m into
