@@ -306,7 +306,7 @@ chaos: manifests control-plane ## SIGKILL both replicas of each manager and Meta
 
 # The node harness's tests run real nodes (root, `make node-tools`): its own
 # (test/node) and the charts installed on it as shipped (test/node/shipped).
-# Build tag node keeps them out of make test: they take about four minutes
+# Build tag node keeps them out of make test: they take four to six minutes
 # (each package starts its control plane and nodes; test/node/shipped writes
 # its images first).
 .PHONY: test-node
