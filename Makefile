@@ -306,11 +306,14 @@ chaos: manifests control-plane ## SIGKILL both replicas of each manager and Meta
 	KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
 		go run ./test/chaos -presets $(CHAOS_PRESETS) -out $(CHAOS_OUT) $(CHAOS_ARGS)
 
-# The node harness's own test runs real nodes (root, `make node-tools`):
-# build tag node keeps it out of make test until the lead wires it in.
+# The node harness's tests run real nodes (root, `make node-tools`): its own
+# (test/node) and the charts installed on it as shipped (test/node/shipped).
+# Build tag node keeps them out of make test: they take four to six minutes
+# (each package starts its control plane and nodes; test/node/shipped writes
+# its images first).
 .PHONY: test-node
-test-node: node-tools ## Run the node harness's test (root): a real node joins the local control plane and serves a Pod on its IP and its Service's (see docs/development.md, "The node harness").
-	$(TEST_ENV) NODE_ASSETS="$(NODE_ASSETS)" go test -tags=node ./test/node/ -count=1 -v -timeout 20m
+test-node: node-tools helm metallb ## Run the node harness's tests (root): real nodes join the local control plane, serve Pods, and run MetalLB's and our charts from their images (see docs/development.md, "The node harness").
+	$(TEST_ENV) NODE_ASSETS="$(NODE_ASSETS)" go test -tags=node ./test/node/... -count=1 -v -timeout 20m
 
 .PHONY: test-cilium
 test-cilium: control-plane cilium ## The Cilium driver's tests alone (make test runs them too): its contract, handoffs and what LB-IPAM does, against the real Cilium operator.

@@ -112,6 +112,7 @@ type Cluster struct {
 	scheduler *process
 	metallb   *process
 	cilium    *process
+	egress    *egress
 	// metallbMetrics is the URL of the MetalLB controller's metrics.
 	metallbMetrics string
 }
@@ -274,6 +275,14 @@ func (c *Cluster) startControlPlane() error {
 		api.Configure().Disable("disable-admission-plugins")
 		api.Configure().Set("enable-admission-plugins", "NodeRestriction")
 		api.Configure().Set("authorization-mode", "Node,RBAC")
+		// Webhooks, aggregated APIs and kubelets are reached through the
+		// nodes (SetClusterDialer): the host routes to none of their
+		// addresses.
+		var config string
+		if c.egress, config, err = startEgress(c.Dir); err != nil {
+			return err
+		}
+		api.Configure().Set("egress-selector-config-file", config)
 	}
 	if os.Getenv("CLUSTER_AUDIT") == "1" {
 		policy := filepath.Join(c.Dir, "audit-policy.yaml")
@@ -288,6 +297,19 @@ func (c *Cluster) startControlPlane() error {
 			return err
 		}
 	}
+	// The cluster's own certificates, so that the serving one also names
+	// the `kubernetes` Service's ClusterIPs and AdvertiseAddress, which
+	// Pods on real nodes dial; envtest, finding them, makes none.
+	ca, err := writeCertificates(api.CertDir)
+	if err != nil {
+		return err
+	}
+	api.CA = ca
+	api.Configure().Set("service-account-key-file", filepath.Join(api.CertDir, saPublicFile))
+	api.Configure().Set("service-account-signing-key-file", filepath.Join(api.CertDir, saKeyFile))
+	// The `kubernetes` Service's endpoint: an address every node has and
+	// the host has not (see AdvertiseAddress).
+	api.Configure().Set("advertise-address", AdvertiseAddress)
 
 	cfg, err := c.env.Start()
 	// Whatever envtest managed to start is a child of this process: hand
@@ -467,6 +489,7 @@ func (c *Cluster) Stop() error {
 	if c.env != nil {
 		errs = append(errs, c.env.Stop())
 	}
+	errs = append(errs, c.egress.close())
 	if !c.opts.KeepDir && os.Getenv("CLUSTER_KEEP_DIR") != "1" {
 		errs = append(errs, os.RemoveAll(c.Dir))
 	}

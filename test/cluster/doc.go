@@ -20,7 +20,10 @@ limitations under the License.
 // enough for tens of thousands of Services), kube-controller-manager running
 // the garbage collector and namespace controllers, MetalLB's CRDs, and the
 // MetalLB controller process; on request, the Cilium operator with LB-IPAM
-// alone, out of cluster (it creates Cilium's CRDs itself).
+// alone, out of cluster (it creates Cilium's CRDs itself). The API server
+// serves a certificate of the cluster's own CA that also names the
+// `kubernetes` Service's ClusterIPs and the address it advertises, so
+// that Pods on real nodes (test/node) reach it through the Service.
 //
 // A watchdog process kills everything the cluster started when the process
 // that started it dies, however it dies, so a failed or interrupted test

@@ -197,3 +197,18 @@ func chartDir(ctx context.Context, root string, img Image) (string, error) {
 	}
 	return filepath.Join(src, c.dir), nil
 }
+
+// ChartDir is the folder of the chart that names the image called image
+// by default: one of this repository's, or MetalLB's inside its Go module
+// (downloaded if need be), which its tests install as a user would.
+func ChartDir(ctx context.Context, root, image string) (string, error) {
+	for _, img := range Images() {
+		if img.Name == image {
+			if img.chart == nil {
+				return "", fmt.Errorf("no chart names the image %s", image)
+			}
+			return chartDir(ctx, root, img)
+		}
+	}
+	return "", fmt.Errorf("no image %q", image)
+}

@@ -20,16 +20,18 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"time"
 )
 
 // An APIProxy listens on the API server's loopback address and port inside
-// a namespace and forwards each connection to the real one on the host's
-// loopback. The programs inside then use the cluster's kubeconfig
-// unchanged, and reach the server at the address its certificate names.
+// a namespace, and on further addresses of the namespace's own, and
+// forwards each connection to the real one on the host's loopback. The
+// programs inside then use the cluster's kubeconfig unchanged, and reach
+// the server at the address its certificate names.
 type APIProxy struct {
-	l net.Listener
+	ls []net.Listener
 }
 
 // LoopbackPort is the port of the API server at server (a URL), which must
@@ -46,38 +48,50 @@ func LoopbackPort(server string) (string, error) {
 	return u.Port(), nil
 }
 
-// StartAPIProxy forwards 127.0.0.1:port inside n to 127.0.0.1:port on the
-// host, until Close.
-func StartAPIProxy(n *Namespace, port string) (*APIProxy, error) {
-	l, err := n.Listen("127.0.0.1:" + port)
-	if err != nil {
-		return nil, err
+// StartAPIProxy forwards 127.0.0.1:port inside n, and port on each of also
+// (addresses n has), to 127.0.0.1:port on the host, until Close.
+func StartAPIProxy(n *Namespace, port string, also ...netip.Addr) (*APIProxy, error) {
+	p := &APIProxy{}
+	for _, a := range append([]netip.Addr{netip.MustParseAddr("127.0.0.1")}, also...) {
+		l, err := n.Listen(net.JoinHostPort(a.String(), port))
+		if err != nil {
+			p.Close()
+			return nil, err
+		}
+		p.ls = append(p.ls, l)
+		go forward(l, port)
 	}
-	go func() {
-		for {
-			c, err := l.Accept()
+	return p, nil
+}
+
+// forward accepts connections on l until it is closed, each piped to
+// 127.0.0.1:port on the host.
+func forward(l net.Listener, port string) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			up, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
 			if err != nil {
+				_ = c.Close()
 				return
 			}
-			go func() {
-				up, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
-				if err != nil {
-					_ = c.Close()
-					return
-				}
-				Pipe(c, up)
-			}()
-		}
-	}()
-	return &APIProxy{l: l}, nil
+			Pipe(c, up)
+		}()
+	}
 }
 
 // Close stops accepting connections; those open go on until either side
 // closes them. A nil proxy closes nothing, so that a half-built node can
 // be closed.
 func (p *APIProxy) Close() {
-	if p != nil {
-		_ = p.l.Close()
+	if p == nil {
+		return
+	}
+	for _, l := range p.ls {
+		_ = l.Close()
 	}
 }
 

@@ -18,6 +18,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -38,20 +39,26 @@ type Client struct {
 // Netns is the client's network namespace, for `ip netns exec`.
 func (c *Client) Netns() string { return c.ns.Name }
 
-// Get makes an HTTP GET from the client to url and returns the body of a
-// 200 answer.
-func (c *Client) Get(ctx context.Context, url string) (string, error) {
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+// HTTPClient is an HTTP client whose connections open in the client's
+// namespace, speaking TLS with tlsConfig to https URLs.
+func (c *Client) HTTPClient(tlsConfig *tls.Config) *http.Client {
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		DisableKeepAlives: true,
+		TLSClientConfig:   tlsConfig,
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
 			return c.ns.dial(ctx, addr)
 		},
 	}}
+}
+
+// Get makes an HTTP GET from the client to url and returns the body of a
+// 200 answer.
+func (c *Client) Get(ctx context.Context, url string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return "", err
 	}
-	resp, err := client.Do(req)
+	resp, err := c.HTTPClient(nil).Do(req)
 	if err != nil {
 		return "", err
 	}

@@ -34,15 +34,22 @@ limitations under the License.
 //
 // Addresses come from ranges set aside for tests: each harness takes a /24
 // of 198.18.0.0/16 (RFC 2544) for its segment, with the host's end of a
-// veth pair at .1 (so that the API server reaches kubelets at their
-// InternalIP), the nodes from .10 and a client namespace at .254; Pods take
-// a /24 each of PodRange (100.96.0.0/16, RFC 6598); Services come from the
-// cluster's ServiceCIDRv4. The host gets a route to its segment alone and
-// none to Pods or Services; the nodes get no default route.
+// veth pair at .1, the nodes from .10 and a client namespace at .254; Pods
+// take a /24 each of PodRange (100.96.0.0/16, RFC 6598); Services come
+// from the cluster's ServiceCIDRv4. The host gets a route to its segment
+// alone and none to Pods or Services; the nodes get no default route, only
+// one to the Services over the segment. The API server reaches kubelets,
+// webhooks and aggregated APIs through the cluster's egress proxy, which
+// the harness hands a dialer inside the first node
+// (cluster.SetClusterDialer), as a konnectivity agent would be.
 //
 // The namespaces, the bridge, the veth pairs and the proxy that lets
 // kubelet and kube-proxy reach the API server on the host's loopback come
-// from test/netns, which the wire test bed (test/wire) builds on too.
+// from test/netns, which the wire test bed (test/wire) builds on too. The
+// same proxy listens on the address the API server advertises
+// (cluster.AdvertiseAddress), which each node has on its loopback: the
+// `kubernetes` Service's endpoint, so that Pods reach the API server
+// through the Service as in any cluster.
 //
 // It must not import the managers' packages: it talks to the cluster through
 // the API alone.

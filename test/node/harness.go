@@ -22,11 +22,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -192,6 +196,14 @@ func Start(ctx context.Context, opts Options) (h *Harness, err error) {
 	if err := h.routePods(); err != nil {
 		return h, err
 	}
+	// The API server reaches webhooks, aggregated APIs and kubelets from
+	// the first node, as through a konnectivity agent there.
+	first := h.Nodes[0]
+	if err := h.c.SetClusterDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+		return first.ns.dial(ctx, addr)
+	}); err != nil {
+		return h, err
+	}
 	return h, nil
 }
 
@@ -304,21 +316,28 @@ func (h *Harness) plug(n *namespace, port string, addr netip.Addr) error {
 
 // routePods gives every node a route to every other node's Pods, and the
 // client a route to every node's Pods and to the Services through the
-// first node: what a cloud's route controller or kindnet does.
+// first node: what a cloud's route controller or kindnet does. Each node
+// also gets a route to the Services over the segment, standing in for the
+// default route a node has: a connection its own processes (host-network
+// Pods, the API server's egress) open to a ClusterIP needs a route before
+// kube-proxy's rules send it to a Pod.
 func (h *Harness) routePods() error {
 	for _, n := range h.Nodes {
+		if err := n.ns.route(ServiceRange, netip.Addr{}); err != nil {
+			return err
+		}
 		for _, m := range h.Nodes {
 			if m != n {
-				if err := n.ns.route(m.PodCIDR, m.Address, linkName); err != nil {
+				if err := n.ns.route(m.PodCIDR, m.Address); err != nil {
 					return err
 				}
 			}
 		}
-		if err := h.Client.ns.route(n.PodCIDR, n.Address, linkName); err != nil {
+		if err := h.Client.ns.route(n.PodCIDR, n.Address); err != nil {
 			return err
 		}
 	}
-	return h.Client.ns.route(ServiceRange, h.Nodes[0].Address, linkName)
+	return h.Client.ns.route(ServiceRange, h.Nodes[0].Address)
 }
 
 // ImportImage imports an image archive into every node's containerd, where
@@ -330,6 +349,18 @@ func (h *Harness) ImportImage(ctx context.Context, archive string) error {
 		}
 	}
 	return nil
+}
+
+// LogTails is the last lines of every node daemon's log, for a failure
+// message.
+func (h *Harness) LogTails(lines int) string {
+	var b strings.Builder
+	for _, n := range h.Nodes {
+		for _, daemon := range slices.Sorted(maps.Keys(n.Logs())) {
+			fmt.Fprintf(&b, "--- %s %s\n%s\n", n.Name, daemon, tail(n.Logs()[daemon], lines))
+		}
+	}
+	return b.String()
 }
 
 // Node returns the node called name, or nil.
@@ -348,6 +379,9 @@ func (h *Harness) Node(name string) *Node {
 // its Stop removes (unless it keeps them, CLUSTER_KEEP_DIR=1).
 func (h *Harness) Close() error {
 	var errs []error
+	if len(h.Nodes) > 0 {
+		errs = append(errs, h.c.SetClusterDialer(nil))
+	}
 	for _, n := range h.Nodes {
 		errs = append(errs, n.close())
 	}

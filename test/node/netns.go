@@ -62,9 +62,9 @@ func (n *namespace) dial(ctx context.Context, addr string) (net.Conn, error) {
 }
 
 // route adds a route to dst through gateway gw (on-link when gw is
-// invalid) over the link called dev.
-func (n *namespace) route(dst netip.Prefix, gw netip.Addr, dev string) error {
-	link, err := n.NL.LinkByName(dev)
+// invalid) over the namespace's link on the segment.
+func (n *namespace) route(dst netip.Prefix, gw netip.Addr) error {
+	link, err := n.NL.LinkByName(linkName)
 	if err != nil {
 		return err
 	}

@@ -179,9 +179,16 @@ func (n *Node) tunableFile(key string) string {
 
 // startAPIProxy forwards the API server's loopback address and port
 // inside the node to the real one, so kubelet and kube-proxy reach it at
-// the address its certificate names.
+// the address its certificate names; and the same port on the address the
+// API server advertises (cluster.AdvertiseAddress, given to the node's
+// loopback), the `kubernetes` Service's endpoint, to which kube-proxy
+// sends what Pods send to the Service.
 func (n *Node) startAPIProxy() (err error) {
-	n.api, err = netns.StartAPIProxy(n.ns.Namespace, n.h.apiPort)
+	advertised := netip.MustParseAddr(cluster.AdvertiseAddress)
+	if err := netns.SetUp(n.ns.NL, "lo", netip.PrefixFrom(advertised, advertised.BitLen())); err != nil {
+		return err
+	}
+	n.api, err = netns.StartAPIProxy(n.ns.Namespace, n.h.apiPort, advertised)
 	return err
 }
 

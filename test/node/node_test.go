@@ -21,6 +21,7 @@ package node_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"strings"
@@ -35,6 +36,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/cozystack/address-controller/internal/manager"
 	"github.com/cozystack/address-controller/test/cluster"
@@ -47,15 +50,18 @@ import (
 const (
 	pauseRef = "registry.invalid/node-harness/pause:test"
 	helloRef = "registry.invalid/node-harness/hello:test"
+	// inclusterRef talks to the API server from a Pod.
+	inclusterRef = "registry.invalid/node-harness/incluster:test"
 )
 
 var (
-	c       *cluster.Cluster
-	nodes   *node.Harness
-	hello   node.Image
-	cs      kubernetes.Interface
-	kit     *testkit.Kit
-	started time.Duration
+	c         *cluster.Cluster
+	nodes     *node.Harness
+	hello     node.Image
+	incluster node.Image
+	cs        kubernetes.Interface
+	kit       *testkit.Kit
+	started   time.Duration
 )
 
 func TestMain(m *testing.M) {
@@ -67,6 +73,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	var err error
 	if c, err = cluster.Start(cluster.Options{WithWorkloads: true, WithoutMetalLB: true}); err != nil {
 		return fail(err)
@@ -77,11 +84,14 @@ func run(m *testing.M) int {
 		return fail(err)
 	}
 	defer func() { _ = os.RemoveAll(images) }()
-	pause, err := buildImage(images, "./test/node/internal/pause", pauseRef)
+	pause, err := node.BuildImage(images, "./test/node/internal/pause", pauseRef)
 	if err != nil {
 		return fail(err)
 	}
-	if hello, err = buildImage(images, "./test/node/internal/hello", helloRef); err != nil {
+	if hello, err = node.BuildImage(images, "./test/node/internal/hello", helloRef); err != nil {
+		return fail(err)
+	}
+	if incluster, err = node.BuildImage(images, "./test/node/internal/incluster", inclusterRef); err != nil {
 		return fail(err)
 	}
 	began := time.Now()
@@ -298,16 +308,4 @@ func serve(t *testing.T, dep *appsv1.Deployment) *corev1.Service {
 }
 
 // nodeLogs is the tail of every node daemon's log, for a failure message.
-func nodeLogs() string {
-	var b strings.Builder
-	for _, n := range nodes.Nodes {
-		for daemon, log := range n.Logs() {
-			lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
-			if len(lines) > 30 {
-				lines = lines[len(lines)-30:]
-			}
-			fmt.Fprintf(&b, "--- %s %s\n%s\n", n.Name, daemon, strings.Join(lines, "\n"))
-		}
-	}
-	return b.String()
-}
+func nodeLogs() string { return nodes.LogTails(30) }

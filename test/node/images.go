@@ -1,5 +1,3 @@
-//go:build node
-
 /*
 Copyright 2026 The address-controller Authors.
 
@@ -16,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package node_test
+package node
 
 import (
 	"fmt"
@@ -29,38 +27,41 @@ import (
 
 	"github.com/cozystack/address-controller/test/cluster"
 	"github.com/cozystack/address-controller/test/images"
-	"github.com/cozystack/address-controller/test/node"
 )
 
-// nonRoot is the user the test's workload runs as, as the charts' managers
-// do (distroless's nonroot).
+// nonRoot is the user a test's own workload runs as, as the charts'
+// managers do (distroless's nonroot).
 const nonRoot = 65532
 
-// buildImage compiles the program pkg (static, for this machine's
-// architecture) and writes an image of it, its entrypoint, as a docker
-// archive in dir, without a daemon or a registry. test/images writes it,
-// as it writes the managers' images: one way to write an archive.
-func buildImage(dir, pkg, ref string) (node.Image, error) {
+// BuildImage compiles the program pkg, a test's own workload (static, for
+// this machine's architecture), and writes an image of it, its entrypoint,
+// as a docker archive in dir, without a daemon or a registry. test/images
+// writes it, as it writes the images the project ships (FromArchive takes
+// those): one way to write an archive.
+func BuildImage(dir, pkg, ref string) (Image, error) {
 	root, err := cluster.RepoRoot()
 	if err != nil {
-		return node.Image{}, err
+		return Image{}, err
 	}
 	bin := filepath.Join(dir, filepath.Base(pkg))
 	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, pkg)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return node.Image{}, fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+		return Image{}, fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
 	tag, err := name.NewTag(ref)
 	if err != nil {
-		return node.Image{}, err
+		return Image{}, err
 	}
 	entry := "/" + filepath.Base(pkg)
 	a, err := images.WriteArchive(filepath.Join(dir, filepath.Base(pkg)+".tar"), tag,
 		images.Image{Name: filepath.Base(pkg), Entrypoint: entry, User: fmt.Sprint(nonRoot)}, bin, runtime.GOARCH)
 	if err != nil {
-		return node.Image{}, err
+		return Image{}, err
 	}
-	return node.Image{Ref: ref, Archive: a.Path}, nil
+	return Image{Ref: ref, Archive: a.Path}, nil
 }
+
+// FromArchive is the image in an archive test/images wrote.
+func FromArchive(a images.Archive) Image { return Image{Ref: a.Ref, Archive: a.Path} }

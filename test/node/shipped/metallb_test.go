@@ -1,0 +1,139 @@
+//go:build node
+
+/*
+Copyright 2026 The address-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package shipped_test
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	b "github.com/cozystack/address-controller/test/builder"
+	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/e2e/harness"
+	"github.com/cozystack/address-controller/test/images"
+	"github.com/cozystack/address-controller/test/testkit"
+)
+
+// metallbProvisioner is the MetalLB driver's provisioner name.
+const metallbProvisioner = "metallb.drivers.local.sdn.cozystack.io"
+
+// TestMetalLBFlagship installs MetalLB from its own chart (the one in its
+// Go module, charts/metallb: the controller a Deployment, the speaker a
+// DaemonSet on every node, in layer 2), then the core's and the MetalLB
+// driver's charts, and walks the flagship flow: a claim of a class whose
+// addresses are on the nodes' segment is Bound, a Service that names the
+// claim gets its address, and a client on the segment reaches the
+// Service's Pod through it (the speaker Pod answers ARP for it, kube-proxy
+// delivers).
+//
+// Artefacts: the images metallb-controller and metallb-speaker (MetalLB's
+// chart, values controller.image.tag, speaker.image.tag, their pullPolicy,
+// and speaker.frr.enabled=false: the image holds the speaker without FRR),
+// address-controller and metallb-iad (as TestCoreChart, and the driver
+// chart's deployment.yaml, role.yaml, rbac/*, placeholder_namespace.yaml,
+// class_parameters_policy.yaml and service_write_policy.yaml with their
+// defaults; value metallbNamespace's default, metallb-system).
+func TestMetalLBFlagship(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+
+	dir, err := images.ChartDir(ctx, root, metallbControllerImage)
+	g.Expect(err).NotTo(HaveOccurred())
+	controllerTag, speakerTag := tagOf(metallbControllerImage), tagOf(metallbSpeakerImage)
+	began := time.Now()
+	// The cluster installed MetalLB's CRDs for its own MetalLB; the chart
+	// takes them over, as it would those of an earlier install.
+	install(t, g, "metallb", dir, cluster.MetalLBNamespace, "--take-ownership",
+		"controller.image.tag="+controllerTag, "controller.image.pullPolicy=Never",
+		"speaker.image.tag="+speakerTag, "speaker.image.pullPolicy=Never",
+		"speaker.frr.enabled=false")
+	g.Eventually(func(g Gomega) {
+		dep, err := cs.AppsV1().Deployments(cluster.MetalLBNamespace).Get(ctx, "metallb-controller", metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(available(dep)).To(BeTrue(), "the controller is not Available: %+v", dep.Status)
+		ds, err := cs.AppsV1().DaemonSets(cluster.MetalLBNamespace).Get(ctx, "metallb-speaker", metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(ds.Status.DesiredNumberScheduled).To(BeNumerically("==", len(nodes.Nodes)))
+		g.Expect(ds.Status.NumberReady).To(Equal(ds.Status.DesiredNumberScheduled), "speakers not ready: %+v", ds.Status)
+	}).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(Succeed(), func() string { return diagnose(ctx, cluster.MetalLBNamespace) })
+	t.Logf("MetalLB's controller and %d speakers were ready %s after helm install", len(nodes.Nodes), time.Since(began).Round(time.Millisecond))
+
+	installManager(t, g, harness.Core, harness.CoreNamespace, coreImage)
+	installManager(t, g, harness.Driver, harness.DriverNamespace, driverImage)
+
+	// The class's addresses are on the segment, where the client asks for
+	// them by ARP.
+	first := nodes.Segment.Addr().As4()
+	first[3] = 200
+	pool := netip.PrefixFrom(netip.AddrFrom4(first), 29)
+	class := testkit.Name(t)
+	kit.Make(t, g, b.Class(class, metallbProvisioner, b.ClassReclaim(v1alpha1.ReclaimDelete),
+		b.Parameters(fmt.Sprintf(`{"addresses": [%q]}`, pool))))
+	ns := kit.Namespace(t)
+	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
+	g.Eventually(kit.StateOfClaim(g, ns, "web")).WithTimeout(2*time.Minute).WithPolling(200*time.Millisecond).
+		Should(HaveField("Phase", v1alpha1.ClaimBound), func() string { return diagnose(ctx, harness.DriverNamespace) })
+	claimed := kit.Claim(g, ns, "web").Status.Addresses
+	g.Expect(claimed).To(HaveLen(1))
+	address := claimed[0].Address
+	g.Expect(pool.Contains(netip.MustParseAddr(address))).To(BeTrue(), "%s outside the class's %s", address, pool)
+
+	// The workload and its Service, which names the claim.
+	labels := map[string]string{"app": "web"}
+	_, err = cs.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "hello", Image: helloRef, ImagePullPolicy: corev1.PullNever,
+					Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				}}},
+			},
+		},
+	}, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	svc := b.Service(ns, "web", b.ForClaim("web"))
+	svc.Spec.Ports[0].TargetPort = intstr.FromString("http")
+	kit.Create(g, svc)
+	g.Eventually(kit.Ingress(g, ns, "web")).WithTimeout(time.Minute).Should(ConsistOf(address),
+		func() string { return diagnose(ctx, cluster.MetalLBNamespace) })
+	g.Eventually(func() (string, error) {
+		return nodes.Client.Get(ctx, "http://"+address+"/")
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(HavePrefix("hello from web-"),
+		func() string { return diagnose(ctx, cluster.MetalLBNamespace) })
+	t.Logf("The client reached the Service at %s %s after MetalLB's helm install", address, time.Since(began).Round(time.Millisecond))
+}
+
+// tagOf is the tag of the reference of the image called name.
+func tagOf(name string) string {
+	ref := archives[name].Ref
+	return ref[strings.LastIndex(ref, ":")+1:]
+}
