@@ -52,11 +52,13 @@ type killer struct {
 	restarts   sync.WaitGroup
 	// identities maps a Lease holderIdentity to the replica that held it.
 	identities map[string]string
+	// metallb hears of every kill of MetalLB, for the invariants' clocks.
+	metallb *metallbKills
 }
 
-func newKiller(e *env, seed int64) *killer {
+func newKiller(e *env, seed int64, mk *metallbKills) *killer {
 	return &killer{e: e, rng: rand.New(rand.NewPCG(uint64(seed), 0x6b696c6c)),
-		down: map[string]bool{}, kills: map[string]int{}, identities: map[string]string{}}
+		down: map[string]bool{}, kills: map[string]int{}, identities: map[string]string{}, metallb: mk}
 }
 
 // run kills until d has passed, then waits for the last restarts.
@@ -95,6 +97,7 @@ func (k *killer) killMetalLB() {
 	if !k.markDown("metallb") {
 		return
 	}
+	k.metallb.killed(time.Now())
 	if err := k.e.cluster.KillMetalLB(); err != nil {
 		k.failed("killing MetalLB: " + err.Error())
 	}
