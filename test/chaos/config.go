@@ -49,8 +49,8 @@ type Config struct {
 	// Moves have it removed while a new Service naming the claim is
 	// created (the claim moves to another Service: a takeover).
 	Rebuilds, Toggles, Moves int
-	// EarlyDeletions more MetalLB claims are created and deleted a moment
-	// later, while the driver provisions them: their allocation
+	// EarlyDeletions more MetalLB claims are created and deleted as soon as
+	// the driver asked MetalLB for their addresses: their allocation
 	// placeholders and any address recorded for them must go.
 	EarlyDeletions int
 	// Limits gives each class an addressesPerNamespace equal to what the

@@ -394,8 +394,9 @@ func (w *workload) jitter(d time.Duration) int64 {
 }
 
 // move takes Service j's annotation away and, at once, creates another
-// Service naming its claim: the driver must let the first go (withdrawn)
-// before it pins the second.
+// Service naming its claim, on another port (so that MetalLB could share
+// the address between the two, were both pinned with the claim's key): the
+// driver must let the first go (withdrawn) before it pins the second.
 func (w *workload) move(ctx context.Context, j int) error {
 	body := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, v1alpha1.AnnotationIPAddressClaim)
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: tenantNamespace, Name: serviceName(j)}}
@@ -404,23 +405,36 @@ func (w *workload) move(ctx context.Context, j int) error {
 	}
 	moved := w.service(j)
 	moved.Name = movedName(j)
+	b.Port(8080)(moved)
 	return w.e.c.Create(ctx, moved)
 }
 
-// createAndDelete creates early claim k and deletes it a third of a second
-// to two seconds later.
+// createAndDelete creates early claim k and deletes it as soon as the
+// driver has made an allocation placeholder for it (or after 30 s): while
+// MetalLB has yet to answer it, or the driver to record what it answered.
 func (w *workload) createAndDelete(ctx context.Context, k int) error {
 	p := w.early[k]
 	claim := b.Claim(tenantNamespace, p.name, b.OfClass(p.class), b.Family(p.family))
 	if err := w.e.c.Create(ctx, claim); err != nil {
 		return err
 	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(300*time.Millisecond + time.Duration(w.jitter(1700*time.Millisecond))):
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		list := &corev1.ServiceList{}
+		if err := w.e.c.List(ctx, list, client.InNamespace(placeholderNamespace),
+			client.MatchingLabels{v1alpha1.LabelClaimUID: string(claim.UID)}); err != nil {
+			return err
+		}
+		if len(list.Items) > 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	return w.e.c.Delete(ctx, b.Claim(tenantNamespace, p.name))
+	return w.e.c.Delete(ctx, claim, client.Preconditions{UID: &claim.UID})
 }
 
 func (w *workload) deleteClaim(ctx context.Context, i int) error {
