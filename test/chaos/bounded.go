@@ -62,6 +62,7 @@ const (
 	invLeftover         = "a placeholder outlived its claim or its address"
 	invLedger           = "a usage ledger disagrees with the claims it counts"
 	invOverLimit        = "a namespace holds more addresses of a class than its limit"
+	invRefusedWithRoom  = "a claim waits for room under its class's limit while there is room"
 )
 
 // condition is one broken bounded invariant, as a sweep finds it.
@@ -297,6 +298,14 @@ func (c *checker) ledgerConditions(add addFunc) {
 		if l, ok := c.ledgers[lk]; !ok || l.entries[cl.uid] == 0 {
 			add("ledger-missing "+string(cl.uid), invLedger, watchLag, nil,
 				"claim %s is admitted to class %s, and its namespace's ledger does not count it", key, cl.admitted)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(c.claims)) {
+		cl := c.claims[key]
+		if room := c.room(cl); cl.atLimit && !cl.deleting && room >= cl.addresses {
+			add("refused "+string(cl.uid), invRefusedWithRoom, settleBound, byCore,
+				"claim %s waits for room under class %s's limit, and its namespace has room for %d of the %d addresses it asks for",
+				key, cl.class, room, cl.addresses)
 		}
 	}
 	for _, lk := range slices.Sorted(maps.Keys(c.ledgers)) {

@@ -78,8 +78,9 @@ type Size struct {
 	Families                                                                   string
 	StaticShare, RetainShare                                                   float64
 	KillSeconds                                                                float64
-	// Limits: the classes set addressesPerNamespace (Config.Limits).
-	Limits bool
+	// LimitShare: the classes' addressesPerNamespace, as a share of what
+	// the workload asks (Config.LimitShare); 0 for none.
+	LimitShare float64
 }
 
 // Failed says whether the run broke an invariant, did not converge in time,
@@ -102,7 +103,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	res = &Result{Name: cfg.Name, Seed: cfg.Seed, LimitSeconds: cfg.Converge.Seconds(), ConvergedAfterSeconds: -1,
 		Size: Size{Claims: cfg.Claims, Services: cfg.Services, Rebuilds: cfg.Rebuilds, Toggles: cfg.Toggles, Moves: cfg.Moves,
 			ClaimDeletions: cfg.ClaimDeletions, EarlyDeletions: cfg.EarlyDeletions, Families: strings.Join(families, ","),
-			StaticShare: cfg.StaticShare, RetainShare: cfg.RetainShare, KillSeconds: cfg.Duration.Seconds(), Limits: cfg.Limits}}
+			StaticShare: cfg.StaticShare, RetainShare: cfg.RetainShare, KillSeconds: cfg.Duration.Seconds(), LimitShare: cfg.LimitShare}}
 	began := time.Now()
 	e, err := start(ctx, cfg)
 	if err != nil {

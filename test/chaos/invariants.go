@@ -92,6 +92,10 @@ type claimState struct {
 	deleting  bool
 	admitted  string // status.admittedClassName
 	addresses int32  // one per family it asks for
+	class     string // the class it asks for
+	// atLimit: its Bound condition says it waits for room under the
+	// class's limit (ClassLimitReached).
+	atLimit bool
 }
 
 type addressState struct {
@@ -287,7 +291,10 @@ func (c *checker) onClaim(cl *v1alpha1.IPAddressClaim, gone bool) {
 		return
 	}
 	s := &claimState{uid: cl.UID, ns: cl.Namespace, name: cl.Name, phase: cl.Status.Phase, deleting: cl.DeletionTimestamp != nil,
-		admitted: cl.Status.AdmittedClassName, addresses: int32(len(cl.Spec.Family.Families()))}
+		admitted: cl.Status.AdmittedClassName, addresses: int32(len(cl.Spec.Family.Families())), class: cl.ClassName()}
+	for _, cond := range cl.Status.Conditions {
+		s.atLimit = s.atLimit || cond.Type == v1alpha1.ConditionBound && cond.Reason == v1alpha1.ReasonClassLimitReached
+	}
 	for _, a := range cl.Status.Addresses {
 		s.ips = append(s.ips, normalize(a.Address))
 		s.names = append(s.names, a.Name)
@@ -379,6 +386,9 @@ func (c *checker) onLedger(l *v1alpha1.IPAddressClassUsage, gone bool) {
 // progress is how far from converged the cluster is.
 type progress struct {
 	Claims, Bound, NotBound, Deleting int
+	// Waiting: claims Pending for room under their class's limit while
+	// their namespace has none.
+	Waiting int
 	// Services naming a Bound claim, and those reporting exactly its addresses.
 	Carriers, Carrying int
 	// Stray: workload Services not naming a Bound claim that report a pool
@@ -399,9 +409,9 @@ func (p progress) converged() bool {
 }
 
 func (p progress) String() string {
-	s := fmt.Sprintf("%d/%d claims Bound (%d deleting), %d/%d Services carry their claim's addresses, "+
+	s := fmt.Sprintf("%d/%d claims Bound (%d deleting, %d waiting for room under a limit), %d/%d Services carry their claim's addresses, "+
 		"%d Services still being deleted, %d stray, %d unrecorded in placeholders, %d unsettled",
-		p.Bound, p.Claims, p.Deleting, p.Carrying, p.Carriers, p.ServicesDeleting, p.Stray, p.Unrecorded, p.Unsettled)
+		p.Bound, p.Claims, p.Deleting, p.Waiting, p.Carrying, p.Carriers, p.ServicesDeleting, p.Stray, p.Unrecorded, p.Unsettled)
 	if len(p.Examples) > 0 {
 		s += "; e.g. " + strings.Join(p.Examples, "; ")
 	}
@@ -426,6 +436,8 @@ func (c *checker) progress() progress {
 			example("claim %s still deleting", key)
 		case cl.phase == v1alpha1.ClaimBound:
 			p.Bound++
+		case cl.atLimit && c.room(cl) < cl.addresses:
+			p.Waiting++
 		default:
 			p.NotBound++
 			example("claim %s %s", key, cl.phase)
@@ -473,6 +485,22 @@ func (c *checker) progress() progress {
 		example("%s: %s", c.open[key].invariant, c.open[key].detail)
 	}
 	return p
+}
+
+// room is how many more addresses the claim's namespace may hold from the
+// class it asks for: its limit less what the admitted claims not being
+// deleted ask for. Under c.mu.
+func (c *checker) room(cl *claimState) int32 {
+	limit, ok := c.limits[cl.class]
+	if !ok {
+		return 0
+	}
+	for _, o := range c.claims {
+		if o.ns == cl.ns && o.admitted == cl.class && !o.deleting {
+			limit -= o.addresses
+		}
+	}
+	return limit
 }
 
 // finalCheck sweeps once more and records the end-only invariant (no

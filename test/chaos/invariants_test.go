@@ -265,6 +265,17 @@ func ledger(class string, sum int32, entries map[types.UID]int32) *v1alpha1.IPAd
 	return l
 }
 
+// waitingForRoom returns claim t/name of classDelete, not admitted, whose
+// Bound condition says it waits for room under the class's limit.
+func waitingForRoom(name string, uid types.UID, family v1alpha1.IPFamily) *v1alpha1.IPAddressClaim {
+	cl := claimOf(name, uid, classDelete, family)
+	cl.Status.AdmittedClassName = ""
+	cl.Status.Phase = v1alpha1.ClaimPending
+	cl.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionBound, Status: metav1.ConditionFalse,
+		Reason: v1alpha1.ReasonClassLimitReached}}
+	return cl
+}
+
 // holdOf returns the hold placeholder of IPAddress name.
 //
 //nolint:unparam // name mirrors address's, so that a case shows which address the hold holds.
@@ -433,6 +444,32 @@ func TestBoundedInvariants(t *testing.T) {
 			c.onLedger(ledger(classDelete, 2, map[types.UID]int32{"u2": 2}), false)
 			c.onClaim(deleting, true)
 			wait(watchLag)
+		}, ""},
+		{"a claim waits for room while its namespace has some", func(c *checker, wait func(time.Duration)) {
+			c.limits[classDelete] = 2
+			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
+			c.onLedger(ledger(classDelete, 1, map[types.UID]int32{"u1": 1}), false)
+			c.onClaim(waitingForRoom("d", "u2", v1alpha1.IPv4), false)
+			wait(settleBound)
+		}, invRefusedWithRoom},
+		{"a claim waits for room while there is none, then gets it", func(c *checker, wait func(time.Duration)) {
+			c.limits[classDelete] = 2
+			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
+			c.onLedger(ledger(classDelete, 1, map[types.UID]int32{"u1": 1}), false)
+			c.onClaim(waitingForRoom("d", "u2", v1alpha1.Dual), false)
+			wait(settleBound)
+			if p := c.progress(); p.Waiting != 1 {
+				t.Errorf("a Dual claim with room for one address: %s, want it waiting", p)
+			}
+			deleting := claimOf("c", "u1", classDelete, v1alpha1.IPv4)
+			deleting.DeletionTimestamp = &metav1.Time{}
+			c.onClaim(deleting, false)
+			c.onLedger(ledger(classDelete, 0, nil), false)
+			c.onClaim(deleting, true)
+			wait(settleBound / 2)
+			c.onClaim(claimOf("d", "u2", classDelete, v1alpha1.Dual), false)
+			c.onLedger(ledger(classDelete, 2, map[types.UID]int32{"u2": 2}), false)
+			wait(settleBound)
 		}, ""},
 		{"a ledger over its class's limit", func(c *checker, wait func(time.Duration)) {
 			c.limits[classDelete] = 2

@@ -81,15 +81,17 @@ func (k *killer) run(ctx context.Context, d time.Duration) {
 }
 
 // killOne picks the MetalLB controller, the core or the driver at random
-// and, for a manager, its leader or a follower at random.
+// (the core weighed by Config.CoreKills) and, for a manager, its leader or
+// a follower at random.
 func (k *killer) killOne(ctx context.Context) {
-	switch k.rng.IntN(3) {
+	core := max(k.e.cfg.CoreKills, 1)
+	switch k.rng.IntN(2 + core) {
 	case 0:
 		k.killMetalLB()
 	case 1:
-		k.killManager(ctx, kindCore, coreLease, killCoreLeader, killCoreFollower)
-	default:
 		k.killManager(ctx, kindDriver, driverLease, killDriverLeader, killDriverFollower)
+	default:
+		k.killManager(ctx, kindCore, coreLease, killCoreLeader, killCoreFollower)
 	}
 }
 

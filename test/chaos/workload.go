@@ -189,9 +189,13 @@ func plan(e *env, seed int64) *workload {
 	}
 	w.rng.Shuffle(len(later), func(a, b int) { later[a], later[b] = later[b], later[a] })
 	w.ops = append(w.ops, later...)
-	if cfg.Limits {
+	if cfg.LimitShare > 0 {
+		demand := map[string]int32{}
 		for _, p := range append(append([]claimPlan(nil), w.claims...), w.early...) {
-			w.limits[p.class] += int32(len(p.family.Families()))
+			demand[p.class] += int32(len(p.family.Families()))
+		}
+		for class, n := range demand {
+			w.limits[class] = max(1, int32(float64(n)*cfg.LimitShare))
 		}
 	}
 	return w
@@ -437,6 +441,23 @@ func (w *workload) createAndDelete(ctx context.Context, k int) error {
 	return w.e.c.Delete(ctx, claim, client.Preconditions{UID: &claim.UID})
 }
 
+// deleteClaim deletes claim i once it is Bound (or after a minute), so that
+// its deletion reclaims an address.
 func (w *workload) deleteClaim(ctx context.Context, i int) error {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		cl := &v1alpha1.IPAddressClaim{}
+		if err := w.e.c.Get(ctx, client.ObjectKey{Namespace: tenantNamespace, Name: w.claims[i].name}, cl); err != nil {
+			return err
+		}
+		if cl.Status.Phase == v1alpha1.ClaimBound {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 	return w.e.c.Delete(ctx, b.Claim(tenantNamespace, w.claims[i].name))
 }
