@@ -295,8 +295,9 @@ bench-quick: manifests control-plane capi-ipam ## Every scenario and anchor at N
 	$(BENCH_ENV) go run ./test/bench -n 100,1000 -handoff auto -wire-rebuilds 10 -anchors \
 		-out $(BENCH_OUT) $(BENCH_ARGS)
 
-# Chaos presets run by `make chaos`, in order (see docs/chaos.md); extra
-# flags of test/chaos go in CHAOS_ARGS, e.g. CHAOS_ARGS="-duration 10m -keep".
+# Chaos presets run by `make chaos`, in order, out of issue19, issue13,
+# short and limits (see docs/chaos.md); extra flags of test/chaos go in
+# CHAOS_ARGS, e.g. CHAOS_ARGS="-duration 10m -keep".
 CHAOS_PRESETS ?= issue19,issue13
 CHAOS_ARGS ?=
 CHAOS_OUT ?= bin/chaos.json

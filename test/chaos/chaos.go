@@ -19,10 +19,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Result is one run's outcome.
@@ -70,10 +74,13 @@ type Result struct {
 
 // Size is what the run asked for.
 type Size struct {
-	Claims, Services, Rebuilds, Toggles, ClaimDeletions int
-	Families                                            string
-	StaticShare, RetainShare                            float64
-	KillSeconds                                         float64
+	Claims, Services, Rebuilds, Toggles, Moves, ClaimDeletions, EarlyDeletions int
+	Families                                                                   string
+	StaticShare, RetainShare                                                   float64
+	KillSeconds                                                                float64
+	// LimitShare: the classes' addressesPerNamespace, as a share of what
+	// the workload asks (Config.LimitShare); 0 for none.
+	LimitShare float64
 }
 
 // Failed says whether the run broke an invariant, did not converge in time,
@@ -94,9 +101,9 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		families[i] = string(f)
 	}
 	res = &Result{Name: cfg.Name, Seed: cfg.Seed, LimitSeconds: cfg.Converge.Seconds(), ConvergedAfterSeconds: -1,
-		Size: Size{Claims: cfg.Claims, Services: cfg.Services, Rebuilds: cfg.Rebuilds, Toggles: cfg.Toggles,
-			ClaimDeletions: cfg.ClaimDeletions, Families: strings.Join(families, ","), StaticShare: cfg.StaticShare,
-			RetainShare: cfg.RetainShare, KillSeconds: cfg.Duration.Seconds()}}
+		Size: Size{Claims: cfg.Claims, Services: cfg.Services, Rebuilds: cfg.Rebuilds, Toggles: cfg.Toggles, Moves: cfg.Moves,
+			ClaimDeletions: cfg.ClaimDeletions, EarlyDeletions: cfg.EarlyDeletions, Families: strings.Join(families, ","),
+			StaticShare: cfg.StaticShare, RetainShare: cfg.RetainShare, KillSeconds: cfg.Duration.Seconds(), LimitShare: cfg.LimitShare}}
 	began := time.Now()
 	e, err := start(ctx, cfg)
 	if err != nil {
@@ -112,12 +119,18 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	}()
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	chk := newChecker()
+	w := plan(e, cfg.Seed)
+	chk, err := e.checker(ctx, w)
+	if err != nil {
+		return res, err
+	}
 	events := &eventCounter{n: map[string]int{}}
 	if err := watch(wctx, e, chk, events); err != nil {
 		return res, err
 	}
-	w := plan(e, cfg.Seed)
+	mk := &metallbKills{}
+	go sampleAbilities(wctx, e, chk.abilities, mk)
+	go sweepEverySecond(wctx, chk)
 	cfg.logf("Creating the classes and %s's static addresses", classes[2].name)
 	if err := w.setup(ctx); err != nil {
 		return res, err
@@ -125,7 +138,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 
 	cfg.logf("Kills for %s, %d workload operations over %s", cfg.Duration, len(w.ops),
 		time.Duration(float64(cfg.Duration)*cfg.WorkloadShare).Round(time.Second))
-	k := newKiller(e, cfg.Seed)
+	k := newKiller(e, cfg.Seed, mk)
 	var wg sync.WaitGroup
 	wg.Go(func() { w.run(ctx, time.Duration(float64(cfg.Duration)*cfg.WorkloadShare)) })
 	k.run(ctx, cfg.Duration)
@@ -156,6 +169,36 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	cfg.logf("Run %s: %d kills, %d violations, converged=%v after %.1fs: %s",
 		cfg.Name, res.KillTotal, len(res.Violations), res.Converged, res.ConvergedAfterSeconds, res.Final)
 	return res, nil
+}
+
+// checker makes the run's checker: keyed with the placeholder namespace's
+// UID, as the driver's marks are, and told which classes the driver holds
+// and what limits the workload's classes set.
+func (e *env) checker(ctx context.Context, w *workload) (*checker, error) {
+	ns := &corev1.Namespace{}
+	if err := e.c.Get(ctx, client.ObjectKey{Name: placeholderNamespace}, ns); err != nil {
+		return nil, err
+	}
+	chk := newChecker(secret(ns.UID))
+	for _, cl := range classes {
+		chk.heldClasses[cl.name] = cl.metallb
+	}
+	maps.Copy(chk.limits, w.limits)
+	return chk, nil
+}
+
+// sweepEverySecond checks the bounded invariants while the run goes on.
+func sweepEverySecond(ctx context.Context, chk *checker) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			chk.sweep()
+		}
+	}
 }
 
 // readMetalLB fills in what MetalLB's log says of its last start.
@@ -191,6 +234,7 @@ func waitConverged(ctx context.Context, cfg Config, chk *checker, from time.Time
 	var since time.Time
 	lastLog := time.Now()
 	for {
+		chk.sweep()
 		p := chk.progress()
 		now := time.Now()
 		switch {

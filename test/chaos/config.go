@@ -45,8 +45,23 @@ type Config struct {
 	// Services name the first MetalLB claims, one each.
 	Services int
 	// Rebuilds of those Services are deleted and created again, naming the
-	// same claim; Toggles have their annotation removed and re-added.
-	Rebuilds, Toggles int
+	// same claim; Toggles have their annotation removed and re-added;
+	// Moves have it removed while a new Service naming the claim is
+	// created (the claim moves to another Service: a takeover).
+	Rebuilds, Toggles, Moves int
+	// EarlyDeletions more MetalLB claims are created and deleted as soon as
+	// the driver asked MetalLB for their addresses: their allocation
+	// placeholders and any address recorded for them must go.
+	EarlyDeletions int
+	// LimitShare, above 0, gives each class an addressesPerNamespace of
+	// that share of what the workload asks of it, so that every claim is
+	// admitted through a usage ledger the invariants check. At 1 nothing is
+	// refused; below, claims compete for the last places and the rest wait
+	// (ClassLimitReached) until deletions free some.
+	LimitShare float64
+	// CoreKills weighs the core among the kills' targets against the
+	// driver's and MetalLB's 1 each; 0 counts as 1.
+	CoreKills int
 	// ClaimDeletions claims are deleted, half of them named by a Service
 	// when there are enough.
 	ClaimDeletions int
@@ -93,7 +108,14 @@ var presets = map[string]Config{
 	// deleted, kills for 180 s.
 	"issue19": {Claims: 600, Services: 300, Rebuilds: 150, ClaimDeletions: 10, Duration: 180 * time.Second},
 	// short: the version inside make test.
-	"short": {Claims: 80, Services: 30, Rebuilds: 10, Toggles: 10, ClaimDeletions: 6, Duration: 45 * time.Second},
+	"short": {Claims: 80, Services: 30, Rebuilds: 10, Toggles: 8, Moves: 4, ClaimDeletions: 6, EarlyDeletions: 6,
+		LimitShare: 1, Duration: 45 * time.Second},
+	// limits: claims compete for a quarter less than they ask while deletions
+	// free places, and half the kills hit the core, which admits them: no
+	// namespace is ever over a class's limit, and a claim waits only while
+	// there is no room.
+	"limits": {Claims: 120, Services: 24, Rebuilds: 4, Toggles: 4, Moves: 2, ClaimDeletions: 40, EarlyDeletions: 10,
+		LimitShare: 0.75, CoreKills: 2, Duration: 60 * time.Second},
 }
 
 // withDefaults fills what a preset leaves out.
@@ -135,10 +157,14 @@ func (c Config) validate() error {
 		return fmt.Errorf("static share %.2f and retain share %.2f must be fractions adding up to at most 1", c.StaticShare, c.RetainShare)
 	case c.Services > metallb:
 		return fmt.Errorf("%d Services, but only %d MetalLB claims to name", c.Services, metallb)
-	case c.Rebuilds+c.Toggles > c.Services:
-		return fmt.Errorf("%d rebuilds and %d toggles need as many distinct Services, there are %d", c.Rebuilds, c.Toggles, c.Services)
-	case c.ClaimDeletions > c.Claims-c.Rebuilds-c.Toggles:
+	case c.Rebuilds < 0 || c.Toggles < 0 || c.Moves < 0 || c.EarlyDeletions < 0:
+		return fmt.Errorf("rebuilds %d, toggles %d, moves %d, early deletions %d: want none negative", c.Rebuilds, c.Toggles, c.Moves, c.EarlyDeletions)
+	case c.Rebuilds+c.Toggles+c.Moves > c.Services:
+		return fmt.Errorf("%d rebuilds, %d toggles and %d moves need as many distinct Services, there are %d", c.Rebuilds, c.Toggles, c.Moves, c.Services)
+	case c.ClaimDeletions > c.Claims-c.Rebuilds-c.Toggles-c.Moves:
 		return fmt.Errorf("%d claim deletions: too many for %d claims", c.ClaimDeletions, c.Claims)
+	case c.LimitShare < 0 || c.LimitShare > 1:
+		return fmt.Errorf("limit share %.2f: want a fraction between 0 and 1", c.LimitShare)
 	case c.Duration <= 0 || c.KillMin <= 0 || c.KillMax < c.KillMin:
 		return fmt.Errorf("kills for %s every %s-%s: want positive durations", c.Duration, c.KillMin, c.KillMax)
 	}

@@ -25,10 +25,13 @@ limitations under the License.
 // Services, removes and re-adds their annotations and deletes claims, it
 // SIGKILLs a core replica, a driver replica (leader or follower, read from
 // the Lease) or the MetalLB controller every few seconds and restarts it a
-// second later. Watches on Services, IPAddresses and claims check the
-// invariants all along; after the last kill every claim must be Bound and
-// every Service naming a Bound claim must report exactly its addresses
-// within a minute. It prints a markdown report, writes it as JSON, and exits
+// second later. Watches on Services, IPAddresses, claims and usage ledgers
+// check the invariants all along: some on every event, the bounded ones
+// (a withdrawn Service letting go, phases, holds, leftovers, ledgers) by a
+// sweep every second against clocks that run only while the core, the
+// driver and MetalLB can act (bounded.go); after the last kill every claim
+// must be Bound, every Service naming a Bound claim must report exactly its
+// addresses and no bounded invariant may be broken, within a minute. It prints a markdown report, writes it as JSON, and exits
 // non-zero on any violation or on non-convergence:
 //
 //	go run ./test/chaos -presets issue19,issue13 -out bin/chaos.json

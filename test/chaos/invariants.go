@@ -40,6 +40,8 @@ const (
 	annotationAllowSharedIP = "metallb.io/allow-shared-ip"
 	// annotationSharingKey records that the driver wrote the sharing key.
 	annotationSharingKey = "local.sdn.cozystack.io/sharing-key"
+	// annotationAddressName names the IPAddress a placeholder holds.
+	annotationAddressName = "local.sdn.cozystack.io/address-name"
 )
 
 // Violation is one broken invariant, first seen at At.
@@ -52,6 +54,8 @@ type Violation struct {
 // Invariants checked on every watch event.
 const (
 	invTwoServices   = "an IP reported by two Services that do not share it by design"
+	invTwoCarriers   = "an IP reported by two workloads at once (two carriers of one claim)"
+	invBadMark       = "a Service labelled withdrawn with a value that is not its mark"
 	invClaimChanged  = "a Bound claim's addresses changed"
 	invClaimLeft     = "a Bound claim left Bound"
 	invTwoClaims     = "an address bound to two claims"
@@ -60,9 +64,19 @@ const (
 )
 
 type serviceState struct {
-	key                  string
-	placeholder          bool
-	withdrawn            bool
+	key         string
+	uid         types.UID
+	placeholder bool   // in the placeholder namespace
+	role        string // its placeholder label: allocation or hold
+	// addressLabel is the IPAddress a placeholder holds, or will once it
+	// is recorded (the driver's label); addressName the same from its
+	// annotation, set on holds.
+	addressLabel, addressName string
+	claimUID                  types.UID // an allocation placeholder's claim
+	// withdrawn: the Service carries the withdrawn label; letGo: with the
+	// mark the driver computes for it, which exempts it from the rule of
+	// one holder per IP for a bounded time.
+	withdrawn, letGo     bool
 	deleting             bool
 	claim                string // the claim annotation, in the Service's namespace
 	sharedKey, driverKey string
@@ -70,38 +84,77 @@ type serviceState struct {
 }
 
 type claimState struct {
-	uid      types.UID
-	phase    v1alpha1.IPAddressClaimPhase
-	ips      []string
-	deleting bool
+	uid       types.UID
+	ns, name  string
+	phase     v1alpha1.IPAddressClaimPhase
+	ips       []string
+	names     []string // the IPAddresses its status lists
+	deleting  bool
+	admitted  string // status.admittedClassName
+	addresses int32  // one per family it asks for
+	class     string // the class it asks for
+	// atLimit: its Bound condition says it waits for room under the
+	// class's limit (ClassLimitReached).
+	atLimit bool
 }
 
 type addressState struct {
-	ip       string
-	claimUID types.UID
+	name, ip, class string
+	uid             types.UID
+	reclaim         v1alpha1.ReclaimPolicy
+	phase           v1alpha1.IPAddressPhase
+	claimUID        types.UID
+	claimKey        string // namespace/name of its claimRef
+	associated      *v1alpha1.WorkloadReference
+	deleting        bool
+}
+
+// ledgerState is one IPAddressClassUsage.
+type ledgerState struct {
+	ns, class string
+	entries   map[types.UID]int32
+	names     map[types.UID]string
+	addresses int32 // spec.addresses
 }
 
 // checker keeps what the watches reported and the invariants' verdicts.
 type checker struct {
-	mu        sync.Mutex
+	mu sync.Mutex
+	// secret is the placeholder namespace's UID: what the driver keys its
+	// marks and sharing keys with.
+	secret secret
+	// heldClasses are the classes whose addresses the driver holds;
+	// limits, the classes' addressesPerNamespace.
+	heldClasses map[string]bool
+	limits      map[string]int32
+	abilities   *abilities
+	now         func() time.Time
+
 	services  map[string]*serviceState
 	reporters map[string]map[string]bool // IP → Service keys reporting it
 	claims    map[string]*claimState     // namespace/name
+	claimUIDs map[types.UID]*claimState
+	// goneClaims are the UIDs of claims seen deleted.
+	goneClaims map[types.UID]bool
 	// boundOnce is what each claim was first Bound to, by UID.
 	boundOnce map[types.UID][]string
 	addresses map[string]*addressState // by object name
 	// everBound is the last non-empty claim UID each IPAddress was bound to.
-	everBound  map[string]types.UID
+	everBound map[string]types.UID
+	ledgers   map[string]*ledgerState // namespace/class
+	// open are the bounded invariants broken now, by key (see sweep).
+	open       map[string]*openCondition
 	violations map[string]Violation
 	events     int
 }
 
-func newChecker() *checker {
+func newChecker(s secret) *checker {
 	return &checker{
+		secret: s, heldClasses: map[string]bool{}, limits: map[string]int32{}, abilities: newAbilities(), now: time.Now,
 		services: map[string]*serviceState{}, reporters: map[string]map[string]bool{},
-		claims: map[string]*claimState{}, boundOnce: map[types.UID][]string{},
-		addresses: map[string]*addressState{}, everBound: map[string]types.UID{},
-		violations: map[string]Violation{},
+		claims: map[string]*claimState{}, claimUIDs: map[types.UID]*claimState{}, goneClaims: map[types.UID]bool{},
+		boundOnce: map[types.UID][]string{}, addresses: map[string]*addressState{}, everBound: map[string]types.UID{},
+		ledgers: map[string]*ledgerState{}, open: map[string]*openCondition{}, violations: map[string]Violation{},
 	}
 }
 
@@ -110,7 +163,7 @@ func (c *checker) violate(key, invariant, detail string) {
 	if _, seen := c.violations[key]; seen {
 		return
 	}
-	c.violations[key] = Violation{Invariant: invariant, Detail: detail, At: time.Now()}
+	c.violations[key] = Violation{Invariant: invariant, Detail: detail, At: c.now()}
 }
 
 func normalize(ip string) string {
@@ -121,8 +174,9 @@ func normalize(ip string) string {
 	return a.String()
 }
 
-// onService updates the reporters of each IP and checks that no two
-// Services report one IP unless they share it by design.
+// onService updates the reporters of each IP, checks a withdrawn label's
+// value, and checks that no two Services report one IP unless they share it
+// by design.
 func (c *checker) onService(svc *corev1.Service, gone bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -131,6 +185,9 @@ func (c *checker) onService(svc *corev1.Service, gone bool) {
 	if old, ok := c.services[key]; ok {
 		for _, ip := range old.ips {
 			delete(c.reporters[ip], key)
+			if len(c.reporters[ip]) == 0 {
+				delete(c.reporters, ip)
+			}
 		}
 		delete(c.services, key)
 	}
@@ -138,11 +195,19 @@ func (c *checker) onService(svc *corev1.Service, gone bool) {
 		return
 	}
 	s := &serviceState{
-		key: key, placeholder: svc.Namespace == placeholderNamespace,
+		key: key, uid: svc.UID, placeholder: svc.Namespace == placeholderNamespace,
+		role: svc.Labels[v1alpha1.LabelPlaceholder], addressLabel: svc.Labels[v1alpha1.LabelAddress],
+		addressName: svc.Annotations[annotationAddressName], claimUID: types.UID(svc.Labels[v1alpha1.LabelClaimUID]),
 		claim:     svc.Annotations[v1alpha1.AnnotationIPAddressClaim],
 		sharedKey: svc.Annotations[annotationAllowSharedIP], driverKey: svc.Annotations[annotationSharingKey],
 	}
-	_, s.withdrawn = svc.Labels[labelWithdrawn]
+	var mark string
+	mark, s.withdrawn = svc.Labels[labelWithdrawn]
+	s.letGo = s.withdrawn && mark == c.secret.withdrawn(svc.UID)
+	if s.withdrawn && !s.letGo {
+		c.violate("bad-mark "+string(svc.UID)+" "+mark, invBadMark,
+			fmt.Sprintf("%s (uid %s) carries %s=%q; its mark is %q", key, svc.UID, labelWithdrawn, mark, c.secret.withdrawn(svc.UID)))
+	}
 	s.deleting = svc.DeletionTimestamp != nil
 	for _, in := range svc.Status.LoadBalancer.Ingress {
 		if in.IP != "" {
@@ -160,34 +225,54 @@ func (c *checker) onService(svc *corev1.Service, gone bool) {
 	}
 }
 
-// checkReporters: a Service labelled withdrawn is letting go, and Services
-// sharing by design all carry one sharing key that the driver wrote on every
-// workload among them (a hold and its carrier).
-func (c *checker) checkReporters(ip string) {
-	var holding []*serviceState
-	for key := range c.reporters[ip] {
-		if s := c.services[key]; !s.withdrawn {
+// holders splits the Services reporting ip into those holding it and those
+// letting go under a valid withdrawn mark.
+func (c *checker) holders(ip string) (holding, lettingGo []*serviceState) {
+	for _, key := range slices.Sorted(maps.Keys(c.reporters[ip])) {
+		if s := c.services[key]; s.letGo {
+			lettingGo = append(lettingGo, s)
+		} else {
 			holding = append(holding, s)
 		}
 	}
+	return holding, lettingGo
+}
+
+// sharedByDesign: Services sharing an IP by design all carry one sharing
+// key that the driver wrote on every workload among them (a hold and its
+// carrier).
+func sharedByDesign(holding []*serviceState) bool {
+	for _, s := range holding {
+		if s.sharedKey == "" || s.sharedKey != holding[0].sharedKey || (!s.placeholder && s.driverKey != s.sharedKey) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkReporters: a Service letting go under its withdrawn mark is no
+// holder (for a bounded time, see sweep); the others must share the IP by
+// design, and at most one of them may be a workload: a claim has one
+// carrier, and a former carrier lets go (withdrawn) before the next is
+// pinned, whatever keys they carry.
+func (c *checker) checkReporters(ip string) {
+	holding, _ := c.holders(ip)
 	if len(holding) < 2 {
 		return
 	}
-	shared := true
-	for _, s := range holding {
-		if s.sharedKey == "" || s.sharedKey != holding[0].sharedKey || (!s.placeholder && s.driverKey != s.sharedKey) {
-			shared = false
-		}
-	}
-	if shared {
-		return
-	}
-	var names []string
+	var names, workloads []string
 	for _, s := range holding {
 		names = append(names, fmt.Sprintf("%s (key %q, driver key %q)", s.key, s.sharedKey, s.driverKey))
+		if !s.placeholder {
+			workloads = append(workloads, s.key)
+		}
 	}
-	slices.Sort(names)
-	c.violate("two-services "+ip+" "+strings.Join(names, ","), invTwoServices, ip+": "+strings.Join(names, ", "))
+	switch {
+	case !sharedByDesign(holding):
+		c.violate("two-services "+ip+" "+strings.Join(names, ","), invTwoServices, ip+": "+strings.Join(names, ", "))
+	case len(workloads) > 1:
+		c.violate("two-carriers "+ip+" "+strings.Join(workloads, ","), invTwoCarriers, ip+": "+strings.Join(names, ", "))
+	}
 }
 
 // onClaim checks that a Bound claim stays Bound to the same addresses until
@@ -197,16 +282,26 @@ func (c *checker) onClaim(cl *v1alpha1.IPAddressClaim, gone bool) {
 	defer c.mu.Unlock()
 	c.events++
 	key := cl.Namespace + "/" + cl.Name
+	if old, ok := c.claims[key]; ok {
+		delete(c.claimUIDs, old.uid)
+	}
 	if gone {
 		delete(c.claims, key)
+		c.goneClaims[cl.UID] = true
 		return
 	}
-	s := &claimState{uid: cl.UID, phase: cl.Status.Phase, deleting: cl.DeletionTimestamp != nil}
+	s := &claimState{uid: cl.UID, ns: cl.Namespace, name: cl.Name, phase: cl.Status.Phase, deleting: cl.DeletionTimestamp != nil,
+		admitted: cl.Status.AdmittedClassName, addresses: int32(len(cl.Spec.Family.Families())), class: cl.ClassName()}
+	for _, cond := range cl.Status.Conditions {
+		s.atLimit = s.atLimit || cond.Type == v1alpha1.ConditionBound && cond.Reason == v1alpha1.ReasonClassLimitReached
+	}
 	for _, a := range cl.Status.Addresses {
 		s.ips = append(s.ips, normalize(a.Address))
+		s.names = append(s.names, a.Name)
 	}
 	slices.Sort(s.ips)
 	c.claims[key] = s
+	c.claimUIDs[cl.UID] = s
 	if s.deleting {
 		return
 	}
@@ -244,9 +339,13 @@ func (c *checker) onAddress(a *v1alpha1.IPAddress, gone bool) {
 		delete(c.everBound, a.Name)
 		return
 	}
-	s := &addressState{ip: normalize(a.Spec.Address)}
-	if a.Spec.ClaimRef != nil {
-		s.claimUID = a.Spec.ClaimRef.UID
+	s := &addressState{name: a.Name, uid: a.UID, ip: normalize(a.Spec.Address), class: a.Spec.ClassName,
+		reclaim: a.Spec.ReclaimPolicy, phase: a.Status.Phase, deleting: a.DeletionTimestamp != nil}
+	if w := a.Status.AssociatedTo; w != nil {
+		s.associated = w.DeepCopy()
+	}
+	if ref := a.Spec.ClaimRef; ref != nil {
+		s.claimUID, s.claimKey = ref.UID, ref.Namespace+"/"+ref.Name
 	}
 	c.addresses[a.Name] = s
 	if s.claimUID == "" {
@@ -265,9 +364,31 @@ func (c *checker) onAddress(a *v1alpha1.IPAddress, gone bool) {
 	}
 }
 
+// onLedger keeps an IPAddressClassUsage; sweep checks it.
+func (c *checker) onLedger(l *v1alpha1.IPAddressClassUsage, gone bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.events++
+	key := l.Namespace + "/" + l.Name
+	if gone {
+		delete(c.ledgers, key)
+		return
+	}
+	s := &ledgerState{ns: l.Namespace, class: l.Name, entries: map[types.UID]int32{}, names: map[types.UID]string{},
+		addresses: l.Spec.Addresses}
+	for _, e := range l.Spec.Claims {
+		s.entries[e.UID] = e.Addresses
+		s.names[e.UID] = e.Name
+	}
+	c.ledgers[key] = s
+}
+
 // progress is how far from converged the cluster is.
 type progress struct {
 	Claims, Bound, NotBound, Deleting int
+	// Waiting: claims Pending for room under their class's limit while
+	// their namespace has none.
+	Waiting int
 	// Services naming a Bound claim, and those reporting exactly its addresses.
 	Carriers, Carrying int
 	// Stray: workload Services not naming a Bound claim that report a pool
@@ -276,17 +397,21 @@ type progress struct {
 	// ServicesDeleting: workload Services whose deletion has not finished
 	// (the driver's carrier finalizer waits for the hold to be back).
 	ServicesDeleting int
-	Examples         []string
+	// Unsettled: bounded invariants broken now, within their bound or not
+	// (see sweep).
+	Unsettled int
+	Examples  []string
 }
 
 func (p progress) converged() bool {
-	return p.NotBound == 0 && p.Deleting == 0 && p.Carrying == p.Carriers && p.Stray == 0 && p.Unrecorded == 0 && p.ServicesDeleting == 0
+	return p.NotBound == 0 && p.Deleting == 0 && p.Carrying == p.Carriers && p.Stray == 0 && p.Unrecorded == 0 &&
+		p.ServicesDeleting == 0 && p.Unsettled == 0
 }
 
 func (p progress) String() string {
-	s := fmt.Sprintf("%d/%d claims Bound (%d deleting), %d/%d Services carry their claim's addresses, "+
-		"%d Services still being deleted, %d stray, %d unrecorded in placeholders",
-		p.Bound, p.Claims, p.Deleting, p.Carrying, p.Carriers, p.ServicesDeleting, p.Stray, p.Unrecorded)
+	s := fmt.Sprintf("%d/%d claims Bound (%d deleting, %d waiting for room under a limit), %d/%d Services carry their claim's addresses, "+
+		"%d Services still being deleted, %d stray, %d unrecorded in placeholders, %d unsettled",
+		p.Bound, p.Claims, p.Deleting, p.Waiting, p.Carrying, p.Carriers, p.ServicesDeleting, p.Stray, p.Unrecorded, p.Unsettled)
 	if len(p.Examples) > 0 {
 		s += "; e.g. " + strings.Join(p.Examples, "; ")
 	}
@@ -311,6 +436,8 @@ func (c *checker) progress() progress {
 			example("claim %s still deleting", key)
 		case cl.phase == v1alpha1.ClaimBound:
 			p.Bound++
+		case cl.atLimit && c.room(cl) < cl.addresses:
+			p.Waiting++
 		default:
 			p.NotBound++
 			example("claim %s %s", key, cl.phase)
@@ -353,19 +480,47 @@ func (c *checker) progress() progress {
 			}
 		}
 	}
+	for _, key := range slices.Sorted(maps.Keys(c.open)) {
+		p.Unsettled++
+		example("%s: %s", c.open[key].invariant, c.open[key].detail)
+	}
 	return p
 }
 
-// finalCheck records the end-only invariant: no placeholder holds an IP the
-// ledger does not record.
-func (c *checker) finalCheck() {
-	p := c.progress()
-	if p.Unrecorded == 0 {
-		return
+// room is how many more addresses the claim's namespace may hold from the
+// class it asks for: its limit less what the admitted claims not being
+// deleted ask for. Under c.mu.
+func (c *checker) room(cl *claimState) int32 {
+	limit, ok := c.limits[cl.class]
+	if !ok {
+		return 0
 	}
+	for _, o := range c.claims {
+		if o.ns == cl.ns && o.admitted == cl.class && !o.deleting {
+			limit -= o.addresses
+		}
+	}
+	return limit
+}
+
+// finalCheck sweeps once more and records the end-only invariant (no
+// placeholder holds an IP the ledger does not record) and every bounded
+// invariant still broken after watchLag, whatever its parties: the run's
+// own limit has passed.
+func (c *checker) finalCheck() {
+	c.sweep()
+	p := c.progress()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.violate("unrecorded-at-end", invUnrecordedEnd, p.String())
+	if p.Unrecorded > 0 {
+		c.violate("unrecorded-at-end", invUnrecordedEnd, p.String())
+	}
+	now := c.now()
+	for key, o := range c.open {
+		if age := now.Sub(o.since); age >= watchLag {
+			c.violate(key, o.invariant, fmt.Sprintf("%s (still so at the end of the run, for %s)", o.detail, age.Round(time.Second)))
+		}
+	}
 }
 
 func (c *checker) result() ([]Violation, int) {

@@ -17,8 +17,11 @@ limitations under the License.
 package main
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,6 +66,20 @@ func bound(ns, name string, uid types.UID, ips ...string) *v1alpha1.IPAddressCla
 	return c
 }
 
+// testSecret keys the tests' marks, as a placeholder namespace's UID would.
+var testSecret = secret("placeholder-namespace-uid")
+
+// withUID sets a Service's UID, which its withdrawn mark is computed from.
+func withUID(uid types.UID) b.ServiceOption { return func(s *corev1.Service) { s.UID = uid } }
+
+// markedWithdrawn labels a Service (give it its UID first) withdrawn with
+// its valid mark.
+func markedWithdrawn() b.ServiceOption {
+	return func(s *corev1.Service) {
+		metav1.SetMetaDataLabel(&s.ObjectMeta, labelWithdrawn, testSecret.withdrawn(s.UID))
+	}
+}
+
 // TestCheckerCatchesEachViolation feeds the checker the object sequences
 // each invariant forbids, and the ones it allows, and reads its verdicts.
 func TestCheckerCatchesEachViolation(t *testing.T) {
@@ -84,9 +101,27 @@ func TestCheckerCatchesEachViolation(t *testing.T) {
 			c.onService(reporting("t", "a", []string{"10.210.0.1"}, keyed("k1", false)), false)
 		}, invTwoServices},
 		{"an allocation placeholder giving the address back", func(c *checker) {
-			c.onService(reporting(placeholderNamespace, "alloc", []string{"fd00:210::1"},
-				b.WithLabel(labelWithdrawn, "mark")), false)
+			c.onService(reporting(placeholderNamespace, "alloc", []string{"fd00:210::1"}, withUID("p1"), markedWithdrawn()), false)
 			c.onService(reporting("t", "a", []string{"fd00:210:0::1"}), false)
+		}, ""},
+		{"a withdrawn label with any other value", func(c *checker) {
+			c.onService(reporting("t", "a", nil, withUID("s1"), b.WithLabel(labelWithdrawn, testSecret.withdrawn("s2"))), false)
+		}, invBadMark},
+		{"a forged withdrawn label does not excuse a second holder", func(c *checker) {
+			c.onService(reporting(placeholderNamespace, "hold", []string{"10.210.0.1"}, keyed("k1", false)), false)
+			c.onService(reporting("t", "a", []string{"10.210.0.1"}, withUID("s1"), b.WithLabel(labelWithdrawn, "forged")), false)
+			c.violations = map[string]Violation{} // the forged mark itself is the case above
+			c.checkReporters("10.210.0.1")
+		}, invTwoServices},
+		{"a former carrier and a new one of the same claim, both keyed by the driver", func(c *checker) {
+			c.onService(reporting(placeholderNamespace, "hold", []string{"10.210.0.1"}, keyed("k1", false)), false)
+			c.onService(reporting("t", "old", []string{"10.210.0.1"}, keyed("k1", true)), false)
+			c.onService(reporting("t", "new", []string{"10.210.0.1"}, keyed("k1", true)), false)
+		}, invTwoCarriers},
+		{"a former carrier letting go under its mark beside the new one", func(c *checker) {
+			c.onService(reporting("t", "old", []string{"10.210.0.1"}, withUID("s1"), markedWithdrawn()), false)
+			c.onService(reporting("t", "new", []string{"10.210.0.1"}, keyed("k1", true)), false)
+			c.onService(reporting(placeholderNamespace, "hold", []string{"10.210.0.1"}, keyed("k1", false)), false)
 		}, ""},
 		{"a Service gone before the next reports the IP", func(c *checker) {
 			c.onService(reporting("t", "a", []string{"10.210.0.1"}), false)
@@ -134,7 +169,7 @@ func TestCheckerCatchesEachViolation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newChecker()
+			c := newChecker(testSecret)
 			tc.feed(c)
 			got, _ := c.result()
 			switch {
@@ -151,7 +186,7 @@ func TestCheckerCatchesEachViolation(t *testing.T) {
 // verdict on a Service that carries its claim's address, one that does not,
 // and a stray.
 func TestProgressConvergesOnlyWhenEverythingIsInPlace(t *testing.T) {
-	c := newChecker()
+	c := newChecker(testSecret)
 	c.onClaim(bound("t", "c", "u1", "10.210.0.1"), false)
 	c.onService(reporting("t", "a", []string{"10.210.0.1"}, b.ForClaim("c")), false)
 	if p := c.progress(); !p.converged() {
@@ -172,5 +207,330 @@ func TestProgressConvergesOnlyWhenEverythingIsInPlace(t *testing.T) {
 	c.onService(reporting("t", "stray", []string{"10.211.0.4"}), false)
 	if p := c.progress(); p.converged() || p.Stray != 1 || !strings.Contains(p.String(), "t/stray") {
 		t.Errorf("a Service naming no claim with a pool address: %s, want 1 stray", p)
+	}
+}
+
+// clocked is a checker whose clock the test moves, with every party able
+// to act from the start.
+func clocked() (*checker, func(time.Duration)) {
+	now := time.Date(2026, 12, 5, 7, 0, 0, 0, time.UTC)
+	c := newChecker(testSecret)
+	c.now = func() time.Time { return now }
+	for _, p := range []party{partyCore, partyDriver, partyMetalLB} {
+		c.abilities.set(p, true, now)
+	}
+	c.heldClasses[classDelete], c.heldClasses[classRetain] = true, true
+	return c, func(d time.Duration) {
+		c.sweep()
+		now = now.Add(d)
+		c.sweep()
+	}
+}
+
+// claimOf returns a claim of ns/name with uid, in class, admitted to it,
+// asking for family.
+func claimOf(name string, uid types.UID, class string, family v1alpha1.IPFamily) *v1alpha1.IPAddressClaim {
+	cl := b.Claim("t", name, b.OfClass(class), b.Family(family))
+	cl.UID = uid
+	cl.Status.AdmittedClassName = class
+	return cl
+}
+
+// address returns IPAddress name of ip in class with uid, bound to claim
+// t/claim of claimUID ("" for none), in phase.
+//
+//nolint:unparam // uid stays in every case, so that a reader sees which address a key is computed from.
+func address(name, ip, class string, uid, claimUID types.UID, reclaim v1alpha1.ReclaimPolicy,
+	phase v1alpha1.IPAddressPhase) *v1alpha1.IPAddress {
+	var opts []b.AddressOption
+	if claimUID != "" {
+		opts = append(opts, b.BoundTo("t", "c", claimUID))
+	}
+	a := b.Address(name, ip, class, append(opts, b.Reclaim(reclaim))...)
+	a.UID = uid
+	a.Status.Phase = phase
+	return a
+}
+
+// ledger returns the usage ledger of namespace t for class counting
+// entries (claim uid → addresses) with sum written as its total.
+//
+//nolint:unparam // class mirrors claimOf's, so that a case shows which ledger a claim is counted in.
+func ledger(class string, sum int32, entries map[types.UID]int32) *v1alpha1.IPAddressClassUsage {
+	l := &v1alpha1.IPAddressClassUsage{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: class}}
+	for _, uid := range slices.Sorted(maps.Keys(entries)) {
+		l.Spec.Claims = append(l.Spec.Claims, v1alpha1.AdmittedClaim{Name: "claim-" + string(uid), UID: uid, Addresses: entries[uid]})
+	}
+	l.Spec.Addresses = sum
+	return l
+}
+
+// waitingForRoom returns claim t/name of classDelete, not admitted, whose
+// Bound condition says it waits for room under the class's limit.
+func waitingForRoom(name string, uid types.UID, family v1alpha1.IPFamily) *v1alpha1.IPAddressClaim {
+	cl := claimOf(name, uid, classDelete, family)
+	cl.Status.AdmittedClassName = ""
+	cl.Status.Phase = v1alpha1.ClaimPending
+	cl.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionBound, Status: metav1.ConditionFalse,
+		Reason: v1alpha1.ReasonClassLimitReached}}
+	return cl
+}
+
+// holdOf returns the hold placeholder of IPAddress name.
+//
+//nolint:unparam // name mirrors address's, so that a case shows which address the hold holds.
+func holdOf(name string, uid types.UID, ips []string, opts ...b.ServiceOption) *corev1.Service {
+	return reporting(placeholderNamespace, "hold-"+name, ips, append([]b.ServiceOption{withUID(uid),
+		b.WithLabel(v1alpha1.LabelPlaceholder, v1alpha1.PlaceholderHold), b.WithLabel(v1alpha1.LabelAddress, name),
+		func(s *corev1.Service) { metav1.SetMetaDataAnnotation(&s.ObjectMeta, annotationAddressName, name) }}, opts...)...)
+}
+
+// TestBoundedInvariants feeds the checker states that may last only a
+// while, moves its clock, and reads its verdicts: each is reported once its
+// bound has passed with its parties able to act, and not before.
+func TestBoundedInvariants(t *testing.T) {
+	const ip = "10.210.0.1"
+	cases := []struct {
+		name string
+		feed func(c *checker, wait func(time.Duration))
+		want string // the invariant violated, "" for none
+	}{
+		{"a withdrawn placeholder reports the holder's IP past the bound", func(c *checker, wait func(time.Duration)) {
+			c.onService(reporting(placeholderNamespace, "alloc", []string{ip}, withUID("p1"), markedWithdrawn()), false)
+			c.onService(reporting("t", "a", []string{ip}), false)
+			wait(settleBound - time.Second)
+			if v, _ := c.result(); len(v) > 0 {
+				t.Errorf("violations within the bound: %+v", v)
+			}
+			wait(2 * time.Second)
+		}, invWithdrawnTooLong},
+		{"a withdrawn placeholder beside the holder while MetalLB has not caught up", func(c *checker, wait func(time.Duration)) {
+			c.abilities.set(partyMetalLB, false, c.now())
+			c.onService(reporting(placeholderNamespace, "alloc", []string{ip}, withUID("p1"), markedWithdrawn()), false)
+			c.onService(reporting("t", "a", []string{ip}), false)
+			wait(5 * time.Minute)
+			c.abilities.set(partyMetalLB, true, c.now())
+			wait(settleBound / 2)
+			c.onService(reporting(placeholderNamespace, "alloc", nil, withUID("p1"), markedWithdrawn()), false)
+			wait(settleBound)
+		}, ""},
+		{"a hold and its carrier share a key that is not the claim's", func(c *checker, wait func(time.Duration)) {
+			c.onAddress(address("ip-10-210-0-1", ip, classDelete, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound), false)
+			c.onService(holdOf("ip-10-210-0-1", "h1", []string{ip}, keyed("k1", false)), false)
+			c.onService(reporting("t", "a", []string{ip}, keyed("k1", true)), false)
+			wait(watchLag)
+		}, invWrongKey},
+		{"a hold and its carrier share the claim's key; a hold alone the address's", func(c *checker, wait func(time.Duration)) {
+			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
+			c.onAddress(address("ip-10-210-0-1", ip, classDelete, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound), false)
+			c.onService(holdOf("ip-10-210-0-1", "h1", []string{ip}, keyed(testSecret.claimKey("u1"), false)), false)
+			c.onService(reporting("t", "a", []string{ip}, keyed(testSecret.claimKey("u1"), true)), false)
+			wait(watchLag)
+			c.onService(reporting("t", "a", nil), true)
+			c.onService(holdOf("ip-10-210-0-1", "h1", []string{ip}, keyed(testSecret.addressKey("a1"), false)), false)
+			wait(watchLag)
+		}, ""},
+		{"an address stays Bound after its Retain claim is gone", func(c *checker, wait func(time.Duration)) {
+			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), false)
+			c.onAddress(address("x", "10.212.0.1", classStatic, "a1", "u1", v1alpha1.ReclaimRetain, v1alpha1.AddressBound), false)
+			wait(settleBound)
+			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), true)
+			wait(settleBound - time.Second)
+			if v, _ := c.result(); len(v) > 0 {
+				t.Errorf("violations within the bound: %+v", v)
+			}
+			wait(2 * time.Second)
+		}, invPhase},
+		{"an address's phase follows its claim, the core down meanwhile", func(c *checker, wait func(time.Duration)) {
+			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), false)
+			c.onAddress(address("x", "10.212.0.1", classStatic, "a1", "u1", v1alpha1.ReclaimRetain, v1alpha1.AddressBound), false)
+			c.abilities.set(partyCore, false, c.now())
+			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), true)
+			wait(3 * settleBound)
+			c.abilities.set(partyCore, true, c.now())
+			wait(settleBound / 2)
+			c.onAddress(address("x", "10.212.0.1", classStatic, "a1", "u1", v1alpha1.ReclaimRetain, v1alpha1.AddressReleased), false)
+			wait(settleBound)
+		}, ""},
+		{"a Bound claim lists an address bound to another claim", func(c *checker, wait func(time.Duration)) {
+			c.onClaim(bound("t", "c", "u1", "10.212.0.1"), false)
+			c.onAddress(address("ip-10.212.0.1", "10.212.0.1", classStatic, "a1", "u2", v1alpha1.ReclaimRetain, v1alpha1.AddressBound), false)
+			wait(settleBound)
+		}, invClaimAddress},
+		{"a Delete address outlives its claim", func(c *checker, wait func(time.Duration)) {
+			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), false)
+			c.onAddress(address("x", "10.212.0.1", classStatic, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound), false)
+			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), true)
+			wait(settleBound)
+		}, invOutlived},
+		{"a Delete address goes with its claim once the driver is back", func(c *checker, wait func(time.Duration)) {
+			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), false)
+			c.onAddress(address("x", "10.212.0.1", classStatic, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound), false)
+			c.abilities.set(partyDriver, false, c.now())
+			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), true)
+			wait(2 * settleBound)
+			c.abilities.set(partyDriver, true, c.now())
+			wait(settleBound - time.Second)
+			c.onAddress(address("x", "10.212.0.1", classStatic, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound), true)
+			wait(settleBound)
+		}, ""},
+		{"an address of the driver's classes neither held nor carried", func(c *checker, wait func(time.Duration)) {
+			c.onClaim(claimOf("c", "u1", classRetain, v1alpha1.IPv4), false)
+			c.onAddress(address("ip-10-210-0-1", ip, classRetain, "a1", "u1", v1alpha1.ReclaimRetain, v1alpha1.AddressBound), false)
+			wait(settleBound)
+		}, invMissingHold},
+		{"an address held, then carried by a live Service", func(c *checker, wait func(time.Duration)) {
+			c.onClaim(claimOf("c", "u1", classRetain, v1alpha1.IPv4), false)
+			a := address("ip-10-210-0-1", ip, classRetain, "a1", "u1", v1alpha1.ReclaimRetain, v1alpha1.AddressBound)
+			c.onAddress(a, false)
+			c.onService(holdOf("ip-10-210-0-1", "h1", []string{ip}), false)
+			wait(settleBound)
+			a.Status.AssociatedTo = &v1alpha1.WorkloadReference{Kind: "Service", Namespace: "t", Name: "a", UID: "s1"}
+			c.onAddress(a, false)
+			c.onService(holdOf("ip-10-210-0-1", "h1", nil), true)
+			c.onService(reporting("t", "a", []string{ip}, withUID("s1")), false)
+			wait(settleBound)
+		}, ""},
+		{"an allocation placeholder outlives its claim", func(c *checker, wait func(time.Duration)) {
+			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
+			c.onService(reporting(placeholderNamespace, "alloc-u1-v4", nil, withUID("p1"),
+				b.WithLabel(v1alpha1.LabelPlaceholder, v1alpha1.PlaceholderAllocation), b.WithLabel(v1alpha1.LabelClaimUID, "u1")), false)
+			wait(settleBound)
+			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), true)
+			wait(settleBound)
+		}, invLeftover},
+		{"a hold outlives its address", func(c *checker, wait func(time.Duration)) {
+			a := address("ip-10-210-0-1", ip, classRetain, "a1", "", v1alpha1.ReclaimRetain, v1alpha1.AddressAvailable)
+			c.onAddress(a, false)
+			c.onService(holdOf("ip-10-210-0-1", "h1", []string{ip}), false)
+			wait(settleBound)
+			c.onAddress(a, true)
+			wait(settleBound)
+		}, invLeftover},
+		{"a ledger whose total is not its entries' sum", func(c *checker, wait func(time.Duration)) {
+			c.limits[classDelete] = 10
+			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.Dual), false)
+			c.onLedger(ledger(classDelete, 1, map[types.UID]int32{"u1": 2}), false)
+			wait(0)
+		}, invLedger},
+		{"a ledger counting a deleted claim", func(c *checker, wait func(time.Duration)) {
+			c.limits[classDelete] = 10
+			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
+			c.onLedger(ledger(classDelete, 1, map[types.UID]int32{"u1": 1}), false)
+			wait(watchLag)
+			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), true)
+			wait(watchLag - time.Second)
+			if v, _ := c.result(); len(v) > 0 {
+				t.Errorf("violations within the watches' lag: %+v", v)
+			}
+			wait(2 * time.Second)
+		}, invLedger},
+		{"an admitted claim the ledger does not count", func(c *checker, wait func(time.Duration)) {
+			c.limits[classDelete] = 10
+			c.onLedger(ledger(classDelete, 0, nil), false)
+			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
+			wait(watchLag)
+		}, invLedger},
+		{"a ledger that follows its claims", func(c *checker, wait func(time.Duration)) {
+			c.limits[classDelete] = 3
+			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
+			c.onLedger(ledger(classDelete, 1, map[types.UID]int32{"u1": 1}), false)
+			c.onClaim(claimOf("d", "u2", classDelete, v1alpha1.Dual), false)
+			c.onLedger(ledger(classDelete, 3, map[types.UID]int32{"u1": 1, "u2": 2}), false)
+			wait(watchLag)
+			deleting := claimOf("c", "u1", classDelete, v1alpha1.IPv4)
+			deleting.DeletionTimestamp = &metav1.Time{}
+			c.onClaim(deleting, false)
+			c.onLedger(ledger(classDelete, 2, map[types.UID]int32{"u2": 2}), false)
+			c.onClaim(deleting, true)
+			wait(watchLag)
+		}, ""},
+		{"a claim waits for room while its namespace has some", func(c *checker, wait func(time.Duration)) {
+			c.limits[classDelete] = 2
+			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
+			c.onLedger(ledger(classDelete, 1, map[types.UID]int32{"u1": 1}), false)
+			c.onClaim(waitingForRoom("d", "u2", v1alpha1.IPv4), false)
+			wait(settleBound)
+		}, invRefusedWithRoom},
+		{"a claim waits for room while there is none, then gets it", func(c *checker, wait func(time.Duration)) {
+			c.limits[classDelete] = 2
+			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
+			c.onLedger(ledger(classDelete, 1, map[types.UID]int32{"u1": 1}), false)
+			c.onClaim(waitingForRoom("d", "u2", v1alpha1.Dual), false)
+			wait(settleBound)
+			if p := c.progress(); p.Waiting != 1 {
+				t.Errorf("a Dual claim with room for one address: %s, want it waiting", p)
+			}
+			deleting := claimOf("c", "u1", classDelete, v1alpha1.IPv4)
+			deleting.DeletionTimestamp = &metav1.Time{}
+			c.onClaim(deleting, false)
+			c.onLedger(ledger(classDelete, 0, nil), false)
+			c.onClaim(deleting, true)
+			wait(settleBound / 2)
+			c.onClaim(claimOf("d", "u2", classDelete, v1alpha1.Dual), false)
+			c.onLedger(ledger(classDelete, 2, map[types.UID]int32{"u2": 2}), false)
+			wait(settleBound)
+		}, ""},
+		{"a ledger over its class's limit", func(c *checker, wait func(time.Duration)) {
+			c.limits[classDelete] = 2
+			c.onLedger(ledger(classDelete, 3, map[types.UID]int32{"u1": 1, "u2": 2}), false)
+			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
+			c.onClaim(claimOf("d", "u2", classDelete, v1alpha1.Dual), false)
+			wait(0)
+		}, invOverLimit},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, wait := clocked()
+			tc.feed(c, wait)
+			got, _ := c.result()
+			invariants := make([]string, 0, len(got))
+			for _, v := range got {
+				invariants = append(invariants, v.Invariant)
+			}
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Errorf("violations %+v, want none", got)
+			case tc.want != "" && (len(got) == 0 || slices.ContainsFunc(invariants, func(s string) bool { return s != tc.want })):
+				t.Errorf("violations %+v, want only %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestOpenConditionsHoldConvergenceBackAndEndTheRun: a bounded invariant
+// still broken keeps the run from converging, and is reported at the end
+// even when its parties never could act.
+func TestOpenConditionsHoldConvergenceBackAndEndTheRun(t *testing.T) {
+	c, wait := clocked()
+	c.abilities.set(partyDriver, false, c.now())
+	c.onAddress(address("ip-10-210-0-1", "10.210.0.1", classRetain, "a1", "", v1alpha1.ReclaimRetain, v1alpha1.AddressAvailable), false)
+	wait(time.Second)
+	if p := c.progress(); p.converged() || p.Unsettled != 1 {
+		t.Fatalf("an address without a hold: %s, want 1 unsettled", p)
+	}
+	wait(watchLag)
+	if v, _ := c.result(); len(v) > 0 {
+		t.Fatalf("violations while the driver cannot act: %+v", v)
+	}
+	c.finalCheck()
+	if v, _ := c.result(); len(v) != 1 || v[0].Invariant != invMissingHold || !strings.Contains(v[0].Detail, "end of the run") {
+		t.Errorf("violations %+v, want the missing hold, at the end of the run", v)
+	}
+}
+
+// TestSecretMatchesTheDriversMarks pins the harness's copy of the driver's
+// marks to values the driver computes (placeholder.Secret, keyed with
+// "ns-uid"): a change on either side fails here before a chaos run.
+func TestSecretMatchesTheDriversMarks(t *testing.T) {
+	s := secret("ns-uid")
+	for _, tc := range []struct{ got, want string }{
+		{s.withdrawn("svc-uid"), "c5fb7d38b5f9fc1b6c2d6a89"},
+		{s.claimKey("claim-uid"), "iad-ee863dcd02ecb597ff2fafc7"},
+		{s.addressKey("address-uid"), "iad-a06bf0c4b7da5a99b341eac5"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
 	}
 }

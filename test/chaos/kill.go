@@ -52,11 +52,13 @@ type killer struct {
 	restarts   sync.WaitGroup
 	// identities maps a Lease holderIdentity to the replica that held it.
 	identities map[string]string
+	// metallb hears of every kill of MetalLB, for the invariants' clocks.
+	metallb *metallbKills
 }
 
-func newKiller(e *env, seed int64) *killer {
+func newKiller(e *env, seed int64, mk *metallbKills) *killer {
 	return &killer{e: e, rng: rand.New(rand.NewPCG(uint64(seed), 0x6b696c6c)),
-		down: map[string]bool{}, kills: map[string]int{}, identities: map[string]string{}}
+		down: map[string]bool{}, kills: map[string]int{}, identities: map[string]string{}, metallb: mk}
 }
 
 // run kills until d has passed, then waits for the last restarts.
@@ -79,15 +81,17 @@ func (k *killer) run(ctx context.Context, d time.Duration) {
 }
 
 // killOne picks the MetalLB controller, the core or the driver at random
-// and, for a manager, its leader or a follower at random.
+// (the core weighed by Config.CoreKills) and, for a manager, its leader or
+// a follower at random.
 func (k *killer) killOne(ctx context.Context) {
-	switch k.rng.IntN(3) {
+	core := max(k.e.cfg.CoreKills, 1)
+	switch k.rng.IntN(2 + core) {
 	case 0:
 		k.killMetalLB()
 	case 1:
-		k.killManager(ctx, kindCore, coreLease, killCoreLeader, killCoreFollower)
-	default:
 		k.killManager(ctx, kindDriver, driverLease, killDriverLeader, killDriverFollower)
+	default:
+		k.killManager(ctx, kindCore, coreLease, killCoreLeader, killCoreFollower)
 	}
 }
 
@@ -95,6 +99,7 @@ func (k *killer) killMetalLB() {
 	if !k.markDown("metallb") {
 		return
 	}
+	k.metallb.killed(time.Now())
 	if err := k.e.cluster.KillMetalLB(); err != nil {
 		k.failed("killing MetalLB: " + err.Error())
 	}

@@ -44,7 +44,9 @@ func main() {
 	flag.IntVar(&o.Services, "services", -1, "Override the presets' number of Services naming a claim.")
 	flag.IntVar(&o.Rebuilds, "rebuilds", -1, "Override how many Services are deleted and rebuilt.")
 	flag.IntVar(&o.Toggles, "toggles", -1, "Override how many Services have their annotation removed and re-added.")
+	flag.IntVar(&o.Moves, "moves", -1, "Override how many Services hand their claim to a new Service.")
 	flag.IntVar(&o.ClaimDeletions, "claim-deletions", -1, "Override how many claims are deleted.")
+	flag.IntVar(&o.EarlyDeletions, "early-deletions", -1, "Override how many claims are deleted a moment after their creation.")
 	flag.DurationVar(&o.Duration, "duration", 0, "Override how long the kills go on.")
 	flag.Float64Var(&o.StaticShare, "static", -1, "Override the fraction of claims in the static class.")
 	flag.Float64Var(&o.RetainShare, "retain", -1, "Override the fraction of claims in the MetalLB class with Retain.")
@@ -107,7 +109,8 @@ func override(p *Config, o Config, families string) error {
 		p.Claims = o.Claims
 	}
 	for _, f := range []struct{ dst, src *int }{
-		{&p.Services, &o.Services}, {&p.Rebuilds, &o.Rebuilds}, {&p.Toggles, &o.Toggles}, {&p.ClaimDeletions, &o.ClaimDeletions},
+		{&p.Services, &o.Services}, {&p.Rebuilds, &o.Rebuilds}, {&p.Toggles, &o.Toggles}, {&p.Moves, &o.Moves},
+		{&p.ClaimDeletions, &o.ClaimDeletions}, {&p.EarlyDeletions, &o.EarlyDeletions},
 	} {
 		if *f.src >= 0 {
 			*f.dst = *f.src

@@ -43,36 +43,47 @@ const (
 // readCatchUp reads a MetalLB controller log, every start of the process
 // appended to it.
 func readCatchUp(r io.Reader) catchUp {
-	var c catchUp
-	retried := false
+	var st catchUpState
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<16), 16<<20)
 	for sc.Scan() {
-		var line struct {
-			Msg        string    `json:"msg"`
-			TS         time.Time `json:"ts"`
-			Controller string    `json:"controller"`
-			Start      string    `json:"start reconcile"`
-			End        string    `json:"end reconcile"`
-			Event      string    `json:"event"`
-		}
-		if json.Unmarshal(sc.Bytes(), &line) != nil {
-			continue
-		}
-		switch {
-		case strings.HasPrefix(line.Msg, metallbStarting):
-			c = catchUp{started: line.TS}
-		case line.Controller != reprocessAll || !c.caughtUp.IsZero():
-		case line.Start != "":
-			retried = false
-		case line.Event == reprocessRetried:
-			retried = true
-		case line.End != "":
-			c.passes++
-			if !retried {
-				c.caughtUp = line.TS
-			}
+		st.feed(sc.Bytes())
+	}
+	return st.c
+}
+
+// catchUpState reads MetalLB's log line by line: the harness reads it at
+// the end of a run, and the invariants' clocks while it runs.
+type catchUpState struct {
+	c       catchUp
+	retried bool
+}
+
+func (st *catchUpState) feed(b []byte) {
+	var line struct {
+		Msg        string    `json:"msg"`
+		TS         time.Time `json:"ts"`
+		Controller string    `json:"controller"`
+		Start      string    `json:"start reconcile"`
+		End        string    `json:"end reconcile"`
+		Event      string    `json:"event"`
+	}
+	if json.Unmarshal(b, &line) != nil {
+		return
+	}
+	c := &st.c
+	switch {
+	case strings.HasPrefix(line.Msg, metallbStarting):
+		*c = catchUp{started: line.TS}
+	case line.Controller != reprocessAll || !c.caughtUp.IsZero():
+	case line.Start != "":
+		st.retried = false
+	case line.Event == reprocessRetried:
+		st.retried = true
+	case line.End != "":
+		c.passes++
+		if !st.retried {
+			c.caughtUp = line.TS
 		}
 	}
-	return c
 }

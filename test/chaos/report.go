@@ -48,7 +48,8 @@ func markdown(w io.Writer, results []*Result) {
 	for _, r := range results {
 		_, _ = fmt.Fprintf(w, "\n**%s** (seed %d, families %s, %.0f%% static, %.0f%% Retain, %.0f s of kills, run took %.0f s)\n\n",
 			r.Name, r.Seed, r.Size.Families, 100*r.Size.StaticShare, 100*r.Size.RetainShare, r.Size.KillSeconds, r.DurationSecond)
-		_, _ = fmt.Fprintf(w, "- operations: %s\n", counts(r.Operations))
+		_, _ = fmt.Fprintf(w, "- operations: %s (moves %d, claims deleted early %d, class limits at %.0f%% of the demand)\n",
+			counts(r.Operations), r.Size.Moves, r.Size.EarlyDeletions, 100*r.Size.LimitShare)
 		_, _ = fmt.Fprintf(w, "- invariants checked on %d watch events\n", r.WatchEvents)
 		if d := r.WorkloadEndedBeforeLastKillSeconds; d >= 0 {
 			_, _ = fmt.Fprintf(w, "- the workload's last operation ended %.1f s before the last kill\n", d)

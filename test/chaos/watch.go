@@ -56,8 +56,9 @@ func (e *eventCounter) counts() map[string]int {
 	return maps.Clone(e.n)
 }
 
-// watch feeds the checker from informers on Services, IPAddresses and
-// claims, and counts Events; it returns once the informers synced.
+// watch feeds the checker from informers on Services, IPAddresses, claims
+// and usage ledgers, and counts Events; it returns once the informers
+// synced.
 func watch(ctx context.Context, e *env, chk *checker, events *eventCounter) error {
 	c, err := cache.New(e.cluster.Config, cache.Options{
 		Scheme:           newScheme(),
@@ -104,6 +105,11 @@ func watch(ctx context.Context, e *env, chk *checker, events *eventCounter) erro
 		handle(&v1alpha1.IPAddress{}, func(o any, gone bool) {
 			if a, ok := o.(*v1alpha1.IPAddress); ok {
 				chk.onAddress(a, gone)
+			}
+		}),
+		handle(&v1alpha1.IPAddressClassUsage{}, func(o any, gone bool) {
+			if l, ok := o.(*v1alpha1.IPAddressClassUsage); ok {
+				chk.onLedger(l, gone)
 			}
 		}),
 		handle(&eventsv1.Event{}, func(o any, gone bool) {

@@ -86,7 +86,11 @@ type workload struct {
 	claims []claimPlan
 	// serviceClaim is the claim index each Service names.
 	serviceClaim []int
-	ops          []op
+	// early are the claims created and deleted a moment later.
+	early []claimPlan
+	// limits are the classes' addressesPerNamespace (Config.Limits).
+	limits map[string]int32
+	ops    []op
 
 	mu     sync.Mutex
 	counts map[string]int
@@ -101,11 +105,14 @@ type op struct {
 
 func serviceName(j int) string { return fmt.Sprintf("svc-%04d", j) }
 
+// movedName is the Service a move creates for Service j's claim.
+func movedName(j int) string { return serviceName(j) + "-moved" }
+
 // plan decides every claim's class and family, which Services are rebuilt
 // or toggled, and which claims are deleted, from the seed.
 func plan(e *env, seed int64) *workload {
 	cfg := e.cfg
-	w := &workload{e: e, rng: rand.New(rand.NewPCG(uint64(seed), 0x776f726b)), counts: map[string]int{}}
+	w := &workload{e: e, rng: rand.New(rand.NewPCG(uint64(seed), 0x776f726b)), counts: map[string]int{}, limits: map[string]int32{}}
 	nStatic := int(float64(cfg.Claims) * cfg.StaticShare)
 	nRetain := int(float64(cfg.Claims) * cfg.RetainShare)
 	order := w.rng.Perm(cfg.Claims)
@@ -151,9 +158,20 @@ func plan(e *env, seed int64) *workload {
 	for _, j := range svcOrder[cfg.Rebuilds : cfg.Rebuilds+cfg.Toggles] {
 		later = append(later, op{"toggle", func(ctx context.Context) error { return w.toggle(ctx, j) }})
 	}
+	for _, j := range svcOrder[cfg.Rebuilds+cfg.Toggles : cfg.Rebuilds+cfg.Toggles+cfg.Moves] {
+		later = append(later, op{"move", func(ctx context.Context) error { return w.move(ctx, j) }})
+	}
+	for k := range cfg.EarlyDeletions {
+		c := claimPlan{name: fmt.Sprintf("early-%04d", k), class: classDelete, family: cfg.Families[k%len(cfg.Families)], metallb: true}
+		if k%2 == 1 {
+			c.class = classRetain
+		}
+		w.early = append(w.early, c)
+		later = append(later, op{"claim created and deleted", func(ctx context.Context) error { return w.createAndDelete(ctx, k) }})
+	}
 	// Half the deletions hit claims whose Service stays, the rest claims no
 	// Service names.
-	kept := svcOrder[cfg.Rebuilds+cfg.Toggles:]
+	kept := svcOrder[cfg.Rebuilds+cfg.Toggles+cfg.Moves:]
 	withService := make([]int, 0, len(kept))
 	for _, j := range kept {
 		withService = append(withService, w.serviceClaim[j])
@@ -171,6 +189,15 @@ func plan(e *env, seed int64) *workload {
 	}
 	w.rng.Shuffle(len(later), func(a, b int) { later[a], later[b] = later[b], later[a] })
 	w.ops = append(w.ops, later...)
+	if cfg.LimitShare > 0 {
+		demand := map[string]int32{}
+		for _, p := range append(append([]claimPlan(nil), w.claims...), w.early...) {
+			demand[p.class] += int32(len(p.family.Families()))
+		}
+		for class, n := range demand {
+			w.limits[class] = max(1, int32(float64(n)*cfg.LimitShare))
+		}
+	}
 	return w
 }
 
@@ -179,12 +206,16 @@ func plan(e *env, seed int64) *workload {
 func (w *workload) setup(ctx context.Context) error {
 	c := w.e.c
 	for _, cl := range classes {
+		opts := []b.ClassOption{b.ClassReclaim(cl.reclaim)}
+		if limit, ok := w.limits[cl.name]; ok {
+			opts = append(opts, b.PerNamespace(limit))
+		}
 		var class *v1alpha1.IPAddressClass
 		if cl.metallb {
 			params := fmt.Sprintf(`{"addresses": [%q, %q]}`, cl.v4, cl.v6)
-			class = b.Class(cl.name, v1alpha1.ProvisionerMetalLB, b.Parameters(params), b.ClassReclaim(cl.reclaim))
+			class = b.Class(cl.name, v1alpha1.ProvisionerMetalLB, append(opts, b.Parameters(params))...)
 		} else {
-			class = b.Class(cl.name, staticProvisioner, b.ClassReclaim(cl.reclaim))
+			class = b.Class(cl.name, staticProvisioner, opts...)
 		}
 		if err := c.Create(ctx, class); err != nil {
 			return err
@@ -366,6 +397,67 @@ func (w *workload) jitter(d time.Duration) int64 {
 	return w.rng.Int64N(int64(d))
 }
 
+// move takes Service j's annotation away and, at once, creates another
+// Service naming its claim, on another port (so that MetalLB could share
+// the address between the two, were both pinned with the claim's key): the
+// driver must let the first go (withdrawn) before it pins the second.
+func (w *workload) move(ctx context.Context, j int) error {
+	body := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, v1alpha1.AnnotationIPAddressClaim)
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: tenantNamespace, Name: serviceName(j)}}
+	if err := w.e.c.Patch(ctx, svc, client.RawPatch(types.MergePatchType, []byte(body))); err != nil {
+		return err
+	}
+	moved := w.service(j)
+	moved.Name = movedName(j)
+	b.Port(8080)(moved)
+	return w.e.c.Create(ctx, moved)
+}
+
+// createAndDelete creates early claim k and deletes it as soon as the
+// driver has made an allocation placeholder for it (or after 30 s): while
+// MetalLB has yet to answer it, or the driver to record what it answered.
+func (w *workload) createAndDelete(ctx context.Context, k int) error {
+	p := w.early[k]
+	claim := b.Claim(tenantNamespace, p.name, b.OfClass(p.class), b.Family(p.family))
+	if err := w.e.c.Create(ctx, claim); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		list := &corev1.ServiceList{}
+		if err := w.e.c.List(ctx, list, client.InNamespace(placeholderNamespace),
+			client.MatchingLabels{v1alpha1.LabelClaimUID: string(claim.UID)}); err != nil {
+			return err
+		}
+		if len(list.Items) > 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return w.e.c.Delete(ctx, claim, client.Preconditions{UID: &claim.UID})
+}
+
+// deleteClaim deletes claim i once it is Bound (or after a minute), so that
+// its deletion reclaims an address.
 func (w *workload) deleteClaim(ctx context.Context, i int) error {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		cl := &v1alpha1.IPAddressClaim{}
+		if err := w.e.c.Get(ctx, client.ObjectKey{Namespace: tenantNamespace, Name: w.claims[i].name}, cl); err != nil {
+			return err
+		}
+		if cl.Status.Phase == v1alpha1.ClaimBound {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 	return w.e.c.Delete(ctx, b.Claim(tenantNamespace, w.claims[i].name))
 }
