@@ -22,13 +22,11 @@ import (
 	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
-	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // Reserve asks LB-IPAM for an address of family for claim, through an
@@ -57,35 +55,20 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 			"Waiting for Cilium's LB-IPAM to assign an %s address from CiliumLoadBalancerIPPool %s (exhausted, or the operator not running)",
 			family, poolName(class.Name))}, nil
 	}
-	if owner, err := b.recordedElsewhere(ctx, ip, claim); err != nil || owner != "" {
+	if owner, err := placeholder.RecordedElsewhere(ctx, b, ip, claim, ""); err != nil || owner != nil {
 		if err != nil {
 			return driver.Reservation{}, err
 		}
-		log.FromContext(ctx).Info("LB-IPAM offered an address the ledger records; giving it back", "address", ip, "recordedBy", owner)
+		log.FromContext(ctx).Info("LB-IPAM offered an address the ledger records; giving it back", "address", ip, "recordedBy", owner.Name)
 		if err := b.Set.Delete(ctx, ph); err != nil {
 			return driver.Reservation{}, err
 		}
-		return driver.Reservation{Waiting: fmt.Sprintf("Gave back %s, which IPAddress %s records; asking again", ip, owner)}, nil
+		return driver.Reservation{Waiting: fmt.Sprintf("Gave back %s, which IPAddress %s records; asking again", ip, owner.Name)}, nil
 	}
 	if err := b.Set.Record(ctx, ph, ip); err != nil {
 		return driver.Reservation{}, err
 	}
 	return driver.Reservation{Address: ip}, nil
-}
-
-// recordedElsewhere names the IPAddress that records ip for someone other
-// than claim, if one does.
-func (b *Backend) recordedElsewhere(ctx context.Context, ip netip.Addr, claim *v1alpha1.IPAddressClaim) (string, error) {
-	list := &v1alpha1.IPAddressList{}
-	if err := b.List(ctx, list, client.MatchingFields{manager.IndexAddressByIP: ip.String()}); err != nil {
-		return "", err
-	}
-	for _, a := range list.Items {
-		if ref := a.Spec.ClaimRef; ref == nil || ref.UID != claim.UID {
-			return a.Name, nil
-		}
-	}
-	return "", nil
 }
 
 // Hold keeps a reserved in LB-IPAM's books with a placeholder Service pinned

@@ -59,7 +59,7 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 			family, params.PoolName(class.Name))}, nil
 	}
 	if b.Set.IsAllocation(ph) {
-		owner, err := b.recordedElsewhere(ctx, ip, claim)
+		owner, err := placeholder.RecordedElsewhere(ctx, b, ip, claim, b.Provisioner())
 		if err != nil {
 			return driver.Reservation{}, err
 		}

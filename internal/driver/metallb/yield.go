@@ -47,34 +47,6 @@ import (
 // ask for an address again. Each round parks one contender until the
 // rightful holder wins, so the rounds end.
 
-// recordedElsewhere returns the IPAddress recording ip if it is not claim's
-// and belongs to a class this driver serves, so that its rightful holder
-// will take it. An address of another driver's class is the LedgerMismatch
-// an admin must see, and is left to record.
-func (b *Backend) recordedElsewhere(ctx context.Context, ip netip.Addr, claim *v1alpha1.IPAddressClaim) (*v1alpha1.IPAddress, error) {
-	list := &v1alpha1.IPAddressList{}
-	if err := b.List(ctx, list, client.MatchingFields{manager.IndexAddressByIP: ip.String()}); err != nil {
-		return nil, err
-	}
-	for i := range list.Items {
-		a := &list.Items[i]
-		if ref := a.Spec.ClaimRef; ref != nil && ref.UID == claim.UID {
-			continue
-		}
-		class := &v1alpha1.IPAddressClass{}
-		if err := b.Get(ctx, client.ObjectKey{Name: a.Spec.ClassName}, class); err != nil {
-			if client.IgnoreNotFound(err) != nil {
-				return nil, err
-			}
-			continue
-		}
-		if class.Spec.Provisioner == b.Provisioner() {
-			return a, nil
-		}
-	}
-	return nil, nil
-}
-
 // yield gives an offered address back: the placeholder is marked withdrawn
 // and remembers what it gave back.
 func (b *Backend) yield(ctx context.Context, ph *corev1.Service, claim *v1alpha1.IPAddressClaim, owner *v1alpha1.IPAddress,
