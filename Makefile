@@ -281,17 +281,17 @@ BENCH_ARGS ?=
 # What the benchmark runs on: the control plane, MetalLB, and the peer
 # allocator the anchors compare with.
 BENCH_ENV = KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
-	CAPI_IPAM_ASSETS="$(CAPI_IPAM_ASSETS)"
+	CAPI_IPAM_ASSETS="$(CAPI_IPAM_ASSETS)" CAPI_IPAM_UNTHROTTLED_ASSETS="$(CAPI_IPAM_UNTHROTTLED_ASSETS)"
 
 .PHONY: bench
-bench: manifests control-plane capi-ipam ## Measure throughput, latency, API writes and memory at N claims, beside the anchors (see docs/performance.md).
+bench: manifests control-plane capi-ipam capi-ipam-unthrottled ## Measure throughput, latency, API writes and memory at N claims, beside the anchors (see docs/performance.md).
 	$(BENCH_ENV) go run ./test/bench -n $(N) -handoff $(HANDOFF) -anchors -out $(BENCH_OUT) $(BENCH_ARGS)
 
 # The quick run a contributor makes before changing a hot path: every
 # scenario and anchor at 100 and 1,000 claims, one handoff mode, ten wire
 # rebuilds.
 .PHONY: bench-quick
-bench-quick: manifests control-plane capi-ipam ## Every scenario and anchor at N = 100 and 1,000, one handoff mode (14 to 20 minutes on two cores).
+bench-quick: manifests control-plane capi-ipam capi-ipam-unthrottled ## Every scenario and anchor at N = 100 and 1,000, one handoff mode (14 to 20 minutes on two cores).
 	$(BENCH_ENV) go run ./test/bench -n 100,1000 -handoff auto -wire-rebuilds 10 -anchors \
 		-out $(BENCH_OUT) $(BENCH_ARGS)
 
@@ -402,6 +402,8 @@ KUBERNETES_VERSION := $(call toolver,kube,k8s.io/kubernetes)
 ETCD_VERSION := $(call toolver,etcd,go.etcd.io/etcd/server/v3)
 METALLB_VERSION := $(call toolver,metallb,go.universe.tf/metallb)
 CAPI_IPAM_VERSION := $(call toolver,capi-ipam,sigs.k8s.io/cluster-api-ipam-provider-in-cluster)
+CAPI_IPAM_UNTHROTTLED_VERSION := $(call toolver,capi-ipam-unthrottled,sigs.k8s.io/cluster-api-ipam-provider-in-cluster)
+CAPI_IPAM_UNTHROTTLED_CR_VERSION := $(call toolver,capi-ipam-unthrottled,sigs.k8s.io/controller-runtime)
 CILIUM_VERSION := $(call toolver,cilium,github.com/cilium/cilium)
 CAPI_VERSION := $(call toolver,capi-ipam,sigs.k8s.io/cluster-api)
 PROMETHEUS_OPERATOR_VERSION := $(call toolver,prometheus-operator,github.com/prometheus-operator/prometheus-operator)
@@ -430,6 +432,8 @@ ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)-$(shell go env GOOS)-$(
 KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
 METALLB_ASSETS := $(LOCALBIN)/metallb/$(METALLB_VERSION)
 CAPI_IPAM_ASSETS := $(LOCALBIN)/capi-ipam/$(CAPI_IPAM_VERSION)
+# The benchmark names this build after its folder (test/bench, peerTitle).
+CAPI_IPAM_UNTHROTTLED_ASSETS := $(LOCALBIN)/capi-ipam/$(CAPI_IPAM_UNTHROTTLED_VERSION)-controller-runtime-$(CAPI_IPAM_UNTHROTTLED_CR_VERSION)
 CILIUM_ASSETS := $(LOCALBIN)/cilium/$(CILIUM_VERSION)
 PROMETHEUS_OPERATOR_CRDS := $(LOCALBIN)/prometheus-operator/$(PROMETHEUS_OPERATOR_VERSION)/crds
 # What a node of the node harness (test/node) runs besides kubelet and
@@ -580,6 +584,30 @@ $(CAPI_IPAM_ASSETS)/crds:
 		   "$$capi"/config/crd/bases/cluster.x-k8s.io_clusters.yaml "$@.partial/"
 	chmod u+w "$@.partial"/*.yaml
 	mv "$@.partial" "$@"
+
+# The same release of the provider built with controller-runtime v0.21 or
+# later, the benchmark's second peer: controller-runtime v0.20, which the
+# release is built on, limits its client to 20 requests/s; v0.21 lifts that
+# limit, as the provider's own later releases have it. Only the
+# controller-runtime version differs (hack/tools/capi-ipam-unthrottled), with
+# the k8s.io libraries it requires. Cluster API v1.10, which the release
+# imports, does not compile against those in one test helper of
+# util/conversion (GetFuzzer, which the manager never calls), whose fuzzer
+# type k8s.io/apimachinery v0.33 renamed: the build uses a copy of that
+# Cluster API module in the assets folder with the new names in that one
+# file, through a go.mod there that replaces the module by the copy. It uses
+# the released build's CRDs.
+.PHONY: capi-ipam-unthrottled
+capi-ipam-unthrottled: $(CAPI_IPAM_UNTHROTTLED_ASSETS)/manager ## Build the in-cluster IPAM provider with controller-runtime v0.21 (no client-side rate limit) if necessary (make bench only).
+$(CAPI_IPAM_UNTHROTTLED_ASSETS)/manager:
+	@[ -x "$@" ] || { set -e; dir="$(CAPI_IPAM_UNTHROTTLED_ASSETS)"; rm -rf "$$dir/cluster-api"; mkdir -p "$$dir"; \
+	cd "$(TOOLS_DIR)/capi-ipam-unthrottled"; go mod download sigs.k8s.io/cluster-api; \
+	cp -r "$$(go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)" "$$dir/cluster-api"; chmod -R u+w "$$dir/cluster-api"; \
+	sed -i -e 's|fuzz "github.com/google/gofuzz"|fuzz "sigs.k8s.io/randfill"|' -e 's|\*fuzz\.Fuzzer|*fuzz.Filler|' \
+		-e 's|c\.Fuzz(|c.Fill(|g' -e 's|fuzzer\.Fuzz(|fuzzer.Fill(|' "$$dir/cluster-api/util/conversion/conversion.go"; \
+	cp go.sum "$$dir/go.sum"; \
+	{ cat go.mod; printf '\nreplace sigs.k8s.io/cluster-api => %s/cluster-api\n' "$$dir"; } > "$$dir/go.mod"; }
+	$(call build-tool,$@,capi-ipam-unthrottled,sigs.k8s.io/cluster-api-ipam-provider-in-cluster,,-modfile "$(CAPI_IPAM_UNTHROTTLED_ASSETS)/go.mod")
 
 # The Cilium operator with LB-IPAM, the second allocator a driver is tested
 # against, and the CRDs of the Cilium release it is built from (the operator

@@ -236,7 +236,10 @@ func (r *ClaimReconciler) resolveClass(ctx context.Context, claim *v1alpha1.IPAd
 	}
 	res.name, res.provisioner, res.object = class.Name, class.Spec.Provisioner, class
 	res.reason = v1alpha1.ReasonResolved
-	res.message = fmt.Sprintf("Resolved to IPAddressClass %s (provisioner %s)", class.Name, class.Spec.Provisioner)
+	// The class's name is status.className already: the message names only
+	// what the claim's status does not, the provisioner (issue 43: every
+	// status write stores the message again).
+	res.message = "Provisioner " + class.Spec.Provisioner
 	return res, nil
 }
 

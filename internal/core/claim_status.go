@@ -136,10 +136,13 @@ func joinFamilies(fs []v1alpha1.IPFamily) string {
 	return strings.Join(parts, " and ")
 }
 
+// describeAddresses names the addresses by IP alone: status.addresses
+// beside the message names their objects (issue 43: every status write
+// stores the message again).
 func describeAddresses(as []v1alpha1.ClaimedAddress) string {
 	parts := make([]string, 0, len(as))
 	for _, a := range as {
-		parts = append(parts, fmt.Sprintf("%s (%s)", a.Name, a.Address))
+		parts = append(parts, a.Address)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -20,7 +20,9 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,27 +38,51 @@ import (
 // the same run, on the same API server, with the same client and workers,
 // while neither manager of the product runs:
 //
-//   - peer: the Cluster API in-cluster IPAM provider allocating N claims from
-//     one InClusterIPPool, beside the static path (a);
+//   - peer, peer-unthrottled: the Cluster API in-cluster IPAM provider
+//     allocating N claims from one InClusterIPPool, beside the static path
+//     (a), in two builds of the same release (peers below);
 //   - <driver>-alone (metallb-alone, cilium-alone): N plain LoadBalancer
 //     Services drawing from one pool of the driver's allocator, beside the
 //     driver's path (b);
 //   - <driver>-pinned: N LoadBalancer Services pinned by hand to given
 //     addresses with the allocator's own annotation, beside association (c).
-const anchorPeer = "peer"
+const (
+	anchorPeer            = "peer"
+	anchorPeerUnthrottled = "peer-unthrottled"
+)
 
 // anchorBeside names the product scenario (by letter) each anchor, of every
 // driver, is set against; an anchor runs only when that scenario does.
 var anchorBeside = func() map[string]string {
-	m := map[string]string{anchorPeer: "a"}
+	m := map[string]string{anchorPeer: "a", anchorPeerUnthrottled: "a"}
 	for _, d := range backends {
 		m[d.anchorAlone()], m[d.anchorPinned()] = "b", "c"
 	}
 	return m
 }()
 
-// procPeer names the peer allocator's process.
-const procPeer = "peer"
+// peerBuild is one build of the peer allocator: the release as its authors
+// built it (controller-runtime v0.20, whose client sends at most 20
+// requests/s), or the same source with controller-runtime v0.21 or later,
+// whose client has no limit (make capi-ipam-unthrottled). Each runs only
+// during its own anchor, watching only that anchor's namespace.
+type peerBuild struct {
+	// anchor names its scenario and its process.
+	anchor string
+	// assets is the folder holding its manager.
+	assets string
+}
+
+// peerTitle names a build of the peer in the report, from its folder's
+// name: "v1.0.3" for the release, "v1.0.3-controller-runtime-v0.21.0" for
+// the release rebuilt with that controller-runtime.
+func peerTitle(assets string) string {
+	base := filepath.Base(assets)
+	if release, cr, ok := strings.Cut(base, "-controller-runtime-"); ok {
+		return fmt.Sprintf("peer %s + controller-runtime %s (unthrottled)", release, cr)
+	}
+	return fmt.Sprintf("peer %s (released, client limited to 20 req/s)", base)
+}
 
 // The kinds the peer creates, which the benchmark's scheme does not know.
 var (
@@ -76,19 +102,27 @@ func object(gvk schema.GroupVersionKind, namespace, name string) *unstructured.U
 // anchorRun is one size's anchors: their namespaces and ranges, each a /16
 // of its own, apart from the product's classes (10.120.0.0 upwards).
 type anchorRun struct {
-	e                                  *env
-	n                                  int
-	peerNS, aloneNS, pinnedNS          string
-	peerRange, aloneRange, pinnedRange netip.Prefix
+	e                       *env
+	n                       int
+	aloneNS, pinnedNS       string
+	aloneRange, pinnedRange netip.Prefix
+	peerNS                  map[string]string
+	peerRange               map[string]netip.Prefix
 }
 
 func newAnchorRun(e *env, i, n int) *anchorRun {
 	return &anchorRun{
 		e: e, n: n,
-		peerNS:      fmt.Sprintf("bench-peer-%d", n),
+		peerNS: map[string]string{
+			anchorPeer:            fmt.Sprintf("bench-peer-%d", n),
+			anchorPeerUnthrottled: fmt.Sprintf("bench-peer-unthrottled-%d", n),
+		},
+		peerRange: map[string]netip.Prefix{
+			anchorPeer:            netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(200 + i), 0, 0}), 16),
+			anchorPeerUnthrottled: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(210 + i), 0, 0}), 16),
+		},
 		aloneNS:     fmt.Sprintf("bench-alone-%d", n),
 		pinnedNS:    fmt.Sprintf("bench-pinned-%d", n),
-		peerRange:   netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(200 + i), 0, 0}), 16),
 		aloneRange:  netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(220 + i), 0, 0}), 16),
 		pinnedRange: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(240 + i), 0, 0}), 16),
 	}
@@ -96,13 +130,14 @@ func newAnchorRun(e *env, i, n int) *anchorRun {
 
 func (a *anchorRun) scenarios() []scenario {
 	return []scenario{
-		{name: anchorPeer, setup: a.setupPeer, body: a.peer},
+		a.peerScenario(anchorPeer),
+		a.peerScenario(anchorPeerUnthrottled),
 		{name: a.e.backend.anchorAlone(), setup: a.setupAlone, body: a.alone},
 		{name: a.e.backend.anchorPinned(), setup: a.setupPinned, body: a.pinned},
 	}
 }
 
-// chosen are the anchors to run: those whose product scenario runs, the
+// chosen are the anchors to run: those whose product scenario runs, each
 // peer only when its binary was given.
 func (e *env) chosenAnchors(a *anchorRun) []scenario {
 	if !e.cfg.Anchors {
@@ -113,7 +148,7 @@ func (e *env) chosenAnchors(a *anchorRun) []scenario {
 		if len(e.cfg.Scenarios) > 0 && !slices.Contains(e.cfg.Scenarios, anchorBeside[sc.name]) {
 			continue
 		}
-		if sc.name == anchorPeer && e.peer == nil {
+		if anchorBeside[sc.name] == "a" && e.peers[sc.name] == nil {
 			continue
 		}
 		out = append(out, sc)
@@ -141,14 +176,12 @@ func (e *env) measureAnchors(ctx context.Context, i, n int) ([]Result, error) {
 		e.cfg.logf("N=%d: %s converged=%v in %.1fs (%.1f/s, p50 %.0fms, p99 %.0fms, %.2f writes each)",
 			n, sc.name, res.Converged, res.Seconds, res.PerSecond, res.P50Ms, res.P99Ms, res.WritesPerClaim)
 		results = append(results, res)
-		// The peer goes on reconciling after its last claim has an
-		// address; the next scenario must not pay for that.
-		if sc.name == anchorPeer {
-			t := time.Now()
-			if err := e.waitQuiet(ctx, 15*time.Minute, e.peerURL); err != nil {
-				e.cfg.logf("N=%d: the peer: %v", n, err)
+		// A peer goes on reconciling after its last claim has an address;
+		// it is stopped, so that nothing after pays for that.
+		if p := e.peers[sc.name]; p != nil && p.proc != nil {
+			if err := p.proc.Stop(); err != nil {
+				e.cfg.logf("N=%d: stopping %s: %v", n, sc.name, err)
 			}
-			e.cfg.logf("N=%d: the peer went quiet %s after its scenario", n, time.Since(t).Round(time.Second))
 		}
 	}
 	if err := a.cleanup(ctx); err != nil {
@@ -167,28 +200,44 @@ func (e *env) measureAnchors(ctx context.Context, i, n int) ([]Result, error) {
 	return results, nil
 }
 
-// setupPeer makes the peer's namespace and its pool: the whole /16, the
-// gateway its first address.
-func (a *anchorRun) setupPeer(ctx context.Context) error {
-	if a.n+3 > 1<<(32-a.peerRange.Bits()) {
-		return fmt.Errorf("%d addresses do not fit %s", a.n, a.peerRange)
+// peerScenario is the anchor of one build of the peer.
+func (a *anchorRun) peerScenario(name string) scenario {
+	return scenario{
+		name:    name,
+		setup:   func(ctx context.Context) error { return a.setupPeer(ctx, name) },
+		body:    func(ctx context.Context) (outcome, error) { return a.peer(ctx, name) },
+		objects: func(ctx context.Context) ([]ObjectSize, error) { return a.peerObjects(ctx, name) },
 	}
-	if err := a.e.namespace(ctx, a.peerNS); err != nil {
+}
+
+// setupPeer makes the peer's namespace and its pool, the whole /16, the
+// gateway its first address, then starts that build of the peer, watching
+// that namespace alone.
+func (a *anchorRun) setupPeer(ctx context.Context, name string) error {
+	ns, r := a.peerNS[name], a.peerRange[name]
+	if a.n+3 > 1<<(32-r.Bits()) {
+		return fmt.Errorf("%d addresses do not fit %s", a.n, r)
+	}
+	if err := a.e.namespace(ctx, ns); err != nil {
 		return err
 	}
-	pool := object(gvkInClusterIPPool, a.peerNS, "pool")
+	pool := object(gvkInClusterIPPool, ns, "pool")
 	pool.Object["spec"] = map[string]any{
-		"addresses": []any{a.peerRange.String()},
-		"prefix":    int64(a.peerRange.Bits()),
-		"gateway":   nthAddress(a.peerRange, 0).String(),
+		"addresses": []any{r.String()},
+		"prefix":    int64(r.Bits()),
+		"gateway":   nthAddress(r, 0).String(),
 	}
-	return a.e.c.Create(ctx, pool)
+	if err := a.e.c.Create(ctx, pool); err != nil {
+		return err
+	}
+	return a.e.startPeer(ctx, name, ns)
 }
 
 // peer: N claims of the Cluster API's IPAM against one InClusterIPPool,
 // done when every claim names its IPAddress (status.addressRef), which the
 // provider writes once the address exists.
-func (a *anchorRun) peer(ctx context.Context) (outcome, error) {
+func (a *anchorRun) peer(ctx context.Context, name string) (outcome, error) {
+	ns := a.peerNS[name]
 	p := newProgress()
 	inf, err := a.e.cache.GetInformer(ctx, object(gvkPeerClaim, "", ""))
 	if err != nil {
@@ -198,7 +247,7 @@ func (a *anchorRun) peer(ctx context.Context) (outcome, error) {
 	observe := func(obj any) {
 		at := time.Now()
 		u, ok := obj.(*unstructured.Unstructured)
-		if !ok || u.GetNamespace() != a.peerNS {
+		if !ok || u.GetNamespace() != ns {
 			return
 		}
 		if ref, _, _ := unstructured.NestedString(u.Object, "status", "addressRef", "name"); ref != "" {
@@ -213,7 +262,7 @@ func (a *anchorRun) peer(ctx context.Context) (outcome, error) {
 	}
 	defer func() { _ = inf.RemoveEventHandler(reg) }()
 	err = parallel(ctx, a.n, a.e.cfg.Workers, func(ctx context.Context, i int) error {
-		c := object(gvkPeerClaim, a.peerNS, claimName(i))
+		c := object(gvkPeerClaim, ns, claimName(i))
 		c.Object["spec"] = map[string]any{
 			"poolRef": map[string]any{"apiGroup": gvkInClusterIPPool.Group, "kind": gvkInClusterIPPool.Kind, "name": "pool"},
 		}

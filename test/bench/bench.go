@@ -82,8 +82,26 @@ type Config struct {
 	// PeerAssets is the folder holding the Cluster API in-cluster IPAM
 	// provider's manager and crds/ (make capi-ipam); empty skips the peer.
 	PeerAssets string
+	// PeerUnthrottledAssets is the folder holding the same release's
+	// manager built with controller-runtime v0.21 or later, whose client has
+	// no rate limit (make capi-ipam-unthrottled); it uses PeerAssets' CRDs.
+	// Empty skips it.
+	PeerUnthrottledAssets string
 	// Log reports progress; nil is silent.
 	Log func(format string, args ...any)
+}
+
+// peerBuilds are the builds of the peer whose binaries were given.
+func (c Config) peerBuilds() []peerBuild {
+	var out []peerBuild
+	if c.PeerAssets == "" {
+		return nil
+	}
+	out = append(out, peerBuild{anchor: anchorPeer, assets: c.PeerAssets})
+	if c.PeerUnthrottledAssets != "" {
+		out = append(out, peerBuild{anchor: anchorPeerUnthrottled, assets: c.PeerUnthrottledAssets})
+	}
+	return out
 }
 
 func (c Config) handoffs() []string {
@@ -123,6 +141,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer e.stop()
 	report.Settings.Driver, report.Settings.Allocator = e.backend.name, e.backend.title
 	report.Settings.CoreArgs, report.Settings.DriverArgs = redact(e.coreArgs), redact(e.driverArgs)
+	for name, p := range e.peers {
+		if report.Settings.Peers == nil {
+			report.Settings.Peers = map[string]string{}
+		}
+		report.Settings.Peers[name] = peerTitle(p.assets)
+	}
 
 	// The wire scenario runs first, on an empty cluster: the speaker
 	// caches every Service, and the sizes leave thousands behind.
@@ -262,6 +286,8 @@ type scenario struct {
 	minWrites int
 	setup     func(ctx context.Context) error
 	body      func(ctx context.Context) (outcome, error)
+	// objects, if set, reads the scenario's objects once it converged.
+	objects func(ctx context.Context) ([]ObjectSize, error)
 }
 
 // outcome is what a scenario's body observed: per-claim latencies, the
@@ -352,6 +378,16 @@ func (e *env) measure(ctx context.Context, sc scenario, n int, ceiling Ceiling) 
 	}
 	writes := after.api.minus(before.api)
 	per := func(v float64) float64 { return v / float64(n) }
+	if before.etcdReceived > 0 && after.etcdReceived > 0 {
+		res.EtcdBytesPerClaim = per(after.etcdReceived - before.etcdReceived)
+	}
+	if sc.objects != nil && res.Converged {
+		objs, err := sc.objects(rctx)
+		res.Objects = objs
+		if err != nil {
+			e.cfg.logf("N=%d: %s: reading its objects: %v", n, sc.name, err)
+		}
+	}
 	res.Writes = map[string]float64{}
 	for k, v := range writes.byKind {
 		res.Writes[k] = per(v)
@@ -404,9 +440,11 @@ func (e *env) pids() map[string]int {
 	if pid := e.backend.pid(e.cluster); pid > 0 {
 		out[e.backend.name] = pid
 	}
-	if e.peer != nil {
-		if pid := e.peer.PID(); pid > 0 {
-			out[procPeer] = pid
+	for name, p := range e.peers {
+		if p.proc != nil {
+			if pid := p.proc.PID(); pid > 0 {
+				out[name] = pid
+			}
 		}
 	}
 	maps.Copy(out, childrenByName("kube-apiserver", "etcd"))
@@ -425,6 +463,9 @@ type counterSet struct {
 	// memLimits are the GOMEMLIMITs the processes' runtimes apply, in
 	// bytes, of those that have one.
 	memLimits map[string]float64
+	// etcdReceived is the bytes etcd received from its clients so far; 0
+	// when its metrics could not be read.
+	etcdReceived float64
 }
 
 func (e *env) counters(ctx context.Context) (counterSet, error) {
@@ -434,8 +475,15 @@ func (e *env) counters(ctx context.Context) (counterSet, error) {
 	}
 	cs := counterSet{api: api, clients: map[string]float64{procBench: e.ownWrites.get()},
 		reconciles: map[string]float64{}, adds: map[string]float64{}, memLimits: map[string]float64{}}
-	endpoints := map[string]string{procCore: e.coreURL, procDriver: e.driverURL, e.backend.name: e.backend.metrics(e.cluster),
-		procPeer: e.peerURL}
+	if b, err := e.etcdReceivedBytes(ctx); err == nil {
+		cs.etcdReceived = b
+	}
+	endpoints := map[string]string{procCore: e.coreURL, procDriver: e.driverURL, e.backend.name: e.backend.metrics(e.cluster)}
+	for name, p := range e.peers {
+		if p.proc != nil && p.proc.Running() {
+			endpoints[name] = p.url
+		}
+	}
 	for name, url := range endpoints {
 		if url == "" {
 			continue
@@ -509,6 +557,7 @@ func (e *env) ceiling(ctx context.Context, n int) (Ceiling, error) {
 	}
 	apiServer := e.pids()["kube-apiserver"]
 	cpuBefore, _ := readProc(apiServer)
+	etcdBefore, _ := e.etcdReceivedBytes(ctx)
 	start := time.Now()
 	err = parallel(ctx, n, e.cfg.Workers, func(ctx context.Context, i int) error {
 		u := probe(ns, fmt.Sprintf("probe-%05d", i))
@@ -530,6 +579,13 @@ func (e *env) ceiling(ctx context.Context, n int) (Ceiling, error) {
 	c := Ceiling{Objects: n, Seconds: elapsed.Seconds(), Writes: writes, WritesPerSecond: writes / elapsed.Seconds()}
 	if cpuAfter, err := readProc(apiServer); err == nil && cpuBefore.cpu > 0 {
 		c.APIServerCPUSeconds = (cpuAfter.cpu - cpuBefore.cpu).Seconds()
+	}
+	if etcdAfter, err := e.etcdReceivedBytes(ctx); err == nil && etcdBefore > 0 {
+		c.EtcdBytesPerWrite = (etcdAfter - etcdBefore) / writes
+	}
+	if o, _, err := e.objectSize(ctx, objectRef{kind: "probe", group: "bench.local.sdn.cozystack.io", version: "v1alpha1",
+		resource: "probes", namespace: ns, name: "probe-00000"}); err == nil {
+		c.Object = &o
 	}
 	// Out of the way of the scenarios: one request, the API server does the rest.
 	if err := e.c.DeleteAllOf(ctx, probe(ns, ""), client.InNamespace(ns)); err != nil {

@@ -67,10 +67,17 @@ type env struct {
 	// pprof are the managers' pprof handlers by process (with -pprof).
 	pprof map[string]string
 
-	// peer is the Cluster API in-cluster IPAM provider, when the anchors
-	// run and its binary was given; it runs for the whole run.
-	peer    *cluster.Process
-	peerURL string
+	// peers are the builds of the Cluster API in-cluster IPAM provider
+	// whose binaries were given, by anchor, when the anchors run; each runs
+	// during its own anchor only.
+	peers map[string]*peerRun
+}
+
+// peerRun is a build of the peer and its process while its anchor runs.
+type peerRun struct {
+	peerBuild
+	proc *cluster.Process
+	url  string
 }
 
 // writeCounter counts the write requests a client sends.
@@ -199,9 +206,10 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	if err := e.startManagers(ctx, cfg.handoffs()[0]); err != nil {
 		return nil, err
 	}
-	if cfg.Anchors && cfg.PeerAssets != "" {
-		if err := e.startPeer(ctx); err != nil {
-			return nil, err
+	if cfg.Anchors {
+		e.peers = map[string]*peerRun{}
+		for _, b := range cfg.peerBuilds() {
+			e.peers[b.anchor] = &peerRun{peerBuild: b}
 		}
 	}
 	return e, nil
@@ -229,23 +237,26 @@ func (e *env) stopManagers() error {
 	return e.core.Stop()
 }
 
-// startPeer starts the Cluster API in-cluster IPAM provider out of cluster,
-// its webhooks off (webhook port 0), its metrics on a local port.
-func (e *env) startPeer(ctx context.Context) error {
+// startPeer starts a build of the Cluster API in-cluster IPAM provider out
+// of cluster, watching namespace ns alone, its webhooks off (webhook port
+// 0), its metrics on a local port.
+func (e *env) startPeer(ctx context.Context, anchor, ns string) error {
+	p := e.peers[anchor]
 	port, err := cluster.FreePort()
 	if err != nil {
 		return err
 	}
-	e.peerURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
-	e.peer, err = e.cluster.StartProcess("capi-ipam", filepath.Join(e.cfg.PeerAssets, "manager"),
+	p.url = fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	p.proc, err = e.cluster.StartProcess(ns, filepath.Join(p.assets, "manager"),
 		"--kubeconfig", e.cluster.Kubeconfig,
+		"--namespace", ns,
 		"--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(port),
 		"--health-probe-bind-address", "0",
 		"--webhook-port", "0")
 	if err != nil {
 		return err
 	}
-	return waitServing(ctx, e.peer, e.peerURL)
+	return waitServing(ctx, p.proc, p.url)
 }
 
 // waitQuiet waits until every controller-runtime process at urls answers
@@ -345,7 +356,11 @@ func (e *env) stop() {
 	if e.stopCache != nil {
 		e.stopCache()
 	}
-	for _, p := range []*cluster.Process{e.peer, e.driver, e.core} {
+	procs := []*cluster.Process{e.driver, e.core}
+	for _, p := range e.peers {
+		procs = append(procs, p.proc)
+	}
+	for _, p := range procs {
 		if p != nil {
 			_ = p.Stop()
 		}

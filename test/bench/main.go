@@ -73,9 +73,12 @@ func main() {
 		"Rebuilds the wire scenario measures (it needs root, ip and -driver metallb; 0 skips it).")
 	flag.BoolVar(&cfg.Anchors, "anchors", false,
 		"Also run the anchors beside their scenarios, with both managers stopped: the Cluster API in-cluster IPAM "+
-			"provider beside a (with -peer-assets), the allocator alone beside b, pinned Services beside c.")
+			"provider beside a (with -peer-assets, and its unthrottled build with -peer-unthrottled-assets), the allocator alone beside b, pinned Services beside c.")
 	flag.StringVar(&cfg.PeerAssets, "peer-assets", os.Getenv("CAPI_IPAM_ASSETS"),
 		"Folder with the Cluster API in-cluster IPAM provider's manager and crds/ (make capi-ipam); empty skips the peer.")
+	flag.StringVar(&cfg.PeerUnthrottledAssets, "peer-unthrottled-assets", os.Getenv("CAPI_IPAM_UNTHROTTLED_ASSETS"),
+		"Folder with the same provider built with controller-runtime v0.21 or later, whose client has no rate limit "+
+			"(make capi-ipam-unthrottled), run as a second peer beside the first; empty skips it.")
 	flag.BoolVar(&cfg.KeepDir, "keep", false,
 		"Keep the cluster's folder (every process's log); a run where a scenario did not converge keeps it anyway.")
 	flag.BoolVar(&cfg.Pprof, "pprof", false, "Serve each manager's pprof handlers on a local port, logged at start.")

@@ -64,6 +64,8 @@ type Settings struct {
 	DriverMemoryLimit string   `json:"driverMemoryLimit,omitempty"`
 	CoreArgs          []string `json:"coreArgs"`
 	DriverArgs        []string `json:"driverArgs"`
+	// Peers names each build of the peer the anchors ran, by anchor.
+	Peers map[string]string `json:"peers,omitempty"`
 }
 
 // Size is one number of claims: its ceiling and its scenarios.
@@ -92,22 +94,24 @@ type Comparison struct {
 	// ProductWrites and AnchorWrites are API writes per claim (or Service).
 	ProductWrites float64 `json:"productWritesPerClaim"`
 	AnchorWrites  float64 `json:"anchorWritesPerClaim"`
-	// Target is the smallest ratio issue 14 asks for, 0 for none.
+	// Target is the smallest ratio the issues ask for (43 for the peers, 14
+	// for MetalLB alone), 0 for none.
 	Target float64 `json:"target,omitempty"`
 }
 
-// anchorTargets are the ratios issue 14 sets: the static path three times
-// the peer's rate (at 5,000 and 10,000 claims), the MetalLB path half of
-// MetalLB alone's. It sets none for another allocator.
-var anchorTargets = map[string]float64{anchorPeer: 3, metallbBackend.anchorAlone(): 0.5}
+// anchorTargets are the ratios the issues set: the static path eight times
+// the released peer's rate and three times the unthrottled peer's (issue
+// 43, at 1,000 and 5,000 claims), the MetalLB path half of MetalLB alone's
+// (issue 14). They set none for another allocator.
+var anchorTargets = map[string]float64{anchorPeer: 8, anchorPeerUnthrottled: 3, metallbBackend.anchorAlone(): 0.5}
 
-// comparisons pairs every product scenario of the size with the anchor
+// comparisons pairs every product scenario of the size with each anchor
 // beside it (by the scenario's letter), in the order the scenarios ran.
 func (s Size) comparisons() []Comparison {
-	anchors := map[string]*Result{}
+	anchors := map[string][]*Result{}
 	for i := range s.Scenarios {
-		if _, ok := anchorBeside[s.Scenarios[i].Scenario]; ok {
-			anchors[anchorBeside[s.Scenarios[i].Scenario]] = &s.Scenarios[i]
+		if letter, ok := anchorBeside[s.Scenarios[i].Scenario]; ok {
+			anchors[letter] = append(anchors[letter], &s.Scenarios[i])
 		}
 	}
 	var out []Comparison
@@ -115,19 +119,17 @@ func (s Size) comparisons() []Comparison {
 		if _, isAnchor := anchorBeside[res.Scenario]; isAnchor || len(res.Scenario) < 2 || res.Scenario[1] != '-' {
 			continue
 		}
-		a, ok := anchors[res.Scenario[:1]]
-		if !ok {
-			continue
+		for _, a := range anchors[res.Scenario[:1]] {
+			c := Comparison{Product: res.Scenario, Anchor: a.Scenario,
+				ProductPerSecond: res.PerSecond, AnchorPerSecond: a.PerSecond,
+				ProductP50Ms: res.P50Ms, AnchorP50Ms: a.P50Ms,
+				ProductWrites: res.WritesPerClaim, AnchorWrites: a.WritesPerClaim,
+				Target: anchorTargets[a.Scenario]}
+			if res.Converged && a.Converged && a.PerSecond > 0 {
+				c.Ratio = res.PerSecond / a.PerSecond
+			}
+			out = append(out, c)
 		}
-		c := Comparison{Product: res.Scenario, Anchor: a.Scenario,
-			ProductPerSecond: res.PerSecond, AnchorPerSecond: a.PerSecond,
-			ProductP50Ms: res.P50Ms, AnchorP50Ms: a.P50Ms,
-			ProductWrites: res.WritesPerClaim, AnchorWrites: a.WritesPerClaim,
-			Target: anchorTargets[a.Scenario]}
-		if res.Converged && a.Converged && a.PerSecond > 0 {
-			c.Ratio = res.PerSecond / a.PerSecond
-		}
-		out = append(out, c)
 	}
 	return out
 }
@@ -142,6 +144,11 @@ type Ceiling struct {
 	// APIServerCPUSeconds is the CPU the API server spent meanwhile, so that
 	// a scenario's cost per write can be set against the trivial object's.
 	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`
+	// EtcdBytesPerWrite is what etcd received from the API server per
+	// write meanwhile; Object is the first object as stored after its
+	// status write.
+	EtcdBytesPerWrite float64     `json:"etcdBytesPerWrite,omitempty"`
+	Object            *ObjectSize `json:"object,omitempty"`
 }
 
 // apiServerMsPerWrite is the API server's CPU per write request: of the
@@ -200,6 +207,12 @@ type Result struct {
 	// Unheld says how long handoffs left addresses unreported (association
 	// and teardown scenarios).
 	Unheld *Unheld `json:"unheld,omitempty"`
+	// EtcdBytesPerClaim is what etcd received from the API server per
+	// claim (every write's stored value and its framing).
+	EtcdBytesPerClaim float64 `json:"etcdBytesPerClaim,omitempty"`
+	// Objects are the scenario's first claim and its address as stored
+	// once it converged.
+	Objects []ObjectSize `json:"objects,omitempty"`
 }
 
 // Unheld summarises the driver's address_driver_unheld_seconds over a
@@ -310,6 +323,7 @@ func (r *Report) Markdown(w io.Writer) {
 	r.anchorsMarkdown(p)
 	r.memoryMarkdown(p)
 	r.apiServerMarkdown(p)
+	r.bytesMarkdown(p)
 	r.clientsMarkdown(p)
 	r.writesMarkdown(p)
 	r.reconcilesMarkdown(p)
@@ -378,6 +392,12 @@ func (r *Report) anchorsMarkdown(p func(format string, args ...any)) {
 		return
 	}
 	p("\n### Against the anchors (same run, same API server, same workers)\n\n")
+	for _, name := range slices.Sorted(maps.Keys(r.Settings.Peers)) {
+		p("- %s: %s\n", name, r.Settings.Peers[name])
+	}
+	if len(r.Settings.Peers) > 0 {
+		p("\n")
+	}
 	p("| N | product | anchor | product /s | anchor /s | product ÷ anchor | target | p50 ms product / anchor " +
 		"| writes per claim product / anchor |\n|---:|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, run := range r.Sizes {
@@ -399,7 +419,7 @@ func (r *Report) anchorsMarkdown(p func(format string, args ...any)) {
 // memoryProcesses are the processes the memory table shows, in order,
 // allocator the allocator's.
 func memoryProcesses(allocator string) []string {
-	return []string{procCore, procDriver, allocator, procPeer, "kube-apiserver", "etcd", procBench}
+	return []string{procCore, procDriver, allocator, anchorPeer, anchorPeerUnthrottled, "kube-apiserver", "etcd", procBench}
 }
 
 // memoryMarkdown shows every process's peak memory and CPU side by side,
@@ -442,11 +462,77 @@ func (r *Report) apiServerMarkdown(p func(format string, args ...any)) {
 	}
 }
 
+// bytesMarkdown shows, for each scenario that read its objects, each
+// object's size as stored, the writes that stored it again, and what etcd
+// received per claim and per write, beside the API server's CPU per write,
+// with the ceiling's trivial object on top.
+func (r *Report) bytesMarkdown(p func(format string, args ...any)) {
+	var some bool
+	for _, run := range r.Sizes {
+		some = some || run.Ceiling.Object != nil
+		for _, res := range run.Scenarios {
+			some = some || len(res.Objects) > 0
+		}
+	}
+	if !some {
+		return
+	}
+	p("\n### Bytes per object (as stored, with managed fields) and per write\n\n")
+	p("| scenario | N | object | JSON bytes | of which managedFields (entries) | etcd value bytes | writes of it per claim " +
+		"| etcd bytes received per claim | per write | API server CPU ms/write | × the ceiling's |\n" +
+		"|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	cell := func(o ObjectSize) string {
+		return fmt.Sprintf("%s | %d | %d (%d) | %d", o.Kind, o.Bytes, o.ManagedFieldsBytes, o.Managers, o.StoredBytes)
+	}
+	for _, run := range r.Sizes {
+		c := run.Ceiling
+		base := apiServerMsPerWrite(c, nil)
+		if c.Object != nil {
+			p("| ceiling | %d | %s | 2.00 | %.0f | %.0f | %.2f | 1.0 |\n", run.N, cell(*c.Object), 2*c.EtcdBytesPerWrite,
+				c.EtcdBytesPerWrite, base)
+		}
+		for i := range run.Scenarios {
+			res := &run.Scenarios[i]
+			if len(res.Objects) == 0 {
+				continue
+			}
+			ms, times, perWrite := apiServerMsPerWrite(c, res), 0.0, 0.0
+			if base > 0 {
+				times = ms / base
+			}
+			if res.WritesPerClaim > 0 {
+				perWrite = res.EtcdBytesPerClaim / res.WritesPerClaim
+			}
+			for j, o := range res.Objects {
+				if j == 0 {
+					p("| %s | %d | %s | %.2f | %.0f | %.0f | %.2f | %.1f |\n", res.Scenario, res.N, cell(o),
+						writesOf(res, o.Resource), res.EtcdBytesPerClaim, perWrite, ms, times)
+					continue
+				}
+				p("| | | %s | %.2f | | | | |\n", cell(o), writesOf(res, o.Resource))
+			}
+		}
+	}
+}
+
+// writesOf sums a scenario's writes per claim to resource, its
+// subresources included.
+func writesOf(res *Result, resource string) float64 {
+	var t float64
+	for k, v := range res.Writes {
+		_, target, _ := strings.Cut(k, " ")
+		if r, _, _ := strings.Cut(target, "/"); r == resource {
+			t += v
+		}
+	}
+	return t
+}
+
 // clientsMarkdown splits each scenario's writes by the client that sent them.
 func (r *Report) clientsMarkdown(p func(format string, args ...any)) {
 	p("\n### Writes per claim by client\n\n")
 	_, title := r.Settings.allocator()
-	clients := []string{procBench, procCore, procDriver, procPeer, otherClients(title)}
+	clients := []string{procBench, procCore, procDriver, anchorPeer, anchorPeerUnthrottled, otherClients(title)}
 	p("| scenario | N | %s | of which 409 Conflict |\n|---|---:|%s---:|\n",
 		strings.Join(clients, " | "), strings.Repeat("---:|", len(clients)))
 	for _, run := range r.Sizes {

@@ -38,14 +38,16 @@ func TestComparisons(t *testing.T) {
 			scenarios: []Result{result("a-static", 60, true), result("b-metallb", 15, true)},
 		},
 		{
-			name: "each product scenario against the anchor beside it, every handoff mode",
+			name: "each product scenario against each anchor beside it, every handoff mode",
 			scenarios: []Result{
-				result(anchorPeer, 20, true), result(anchorAlone, 40, true), result(anchorPinned, 50, true),
+				result(anchorPeer, 20, true), result(anchorPeerUnthrottled, 30, true),
+				result(anchorAlone, 40, true), result(anchorPinned, 50, true),
 				result("a-static", 60, true), result("b-metallb-auto", 10, true), result("c-associate-auto", 5, true),
 				result("d-teardown-auto", 9, true), result("b-metallb-gap", 30, true),
 			},
 			want: []Comparison{
-				{Product: "a-static", Anchor: anchorPeer, Ratio: 3, Target: 3},
+				{Product: "a-static", Anchor: anchorPeer, Ratio: 3, Target: 8},
+				{Product: "a-static", Anchor: anchorPeerUnthrottled, Ratio: 2, Target: 3},
 				{Product: "b-metallb-auto", Anchor: anchorAlone, Ratio: 0.25, Target: 0.5},
 				{Product: "c-associate-auto", Anchor: anchorPinned, Ratio: 0.1},
 				{Product: "b-metallb-gap", Anchor: anchorAlone, Ratio: 0.75, Target: 0.5},
@@ -65,7 +67,7 @@ func TestComparisons(t *testing.T) {
 		{
 			name:      "no ratio when either side did not converge",
 			scenarios: []Result{result(anchorPeer, 20, false), result("a-static", 60, true)},
-			want:      []Comparison{{Product: "a-static", Anchor: anchorPeer, Target: 3}},
+			want:      []Comparison{{Product: "a-static", Anchor: anchorPeer, Target: 8}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,14 +88,49 @@ func TestComparisons(t *testing.T) {
 
 func TestMarkdownShowsAnchors(t *testing.T) {
 	size := Size{N: 100, Scenarios: []Result{result(anchorPeer, 20, true), result("a-static", 60, true)}}
-	size.Scenarios[0].Processes = map[string]ProcStats{procPeer: {PeakRSSMiB: 42, CPUSeconds: 1.5}}
+	size.Scenarios[0].Processes = map[string]ProcStats{anchorPeer: {PeakRSSMiB: 42, CPUSeconds: 1.5}}
 	size.Comparisons = size.comparisons()
 	var md bytes.Buffer
 	(&Report{Sizes: []Size{size}}).Markdown(&md)
 	for _, want := range []string{
-		"| 100 | a-static | peer | 60.0 | 20.0 | 3.00 | ≥ 3 |",
+		"| 100 | a-static | peer | 60.0 | 20.0 | 3.00 | ≥ 8 |",
 		"| peer | 100 | n/a | n/a | n/a | 42 / 1.5 |",
 		"| peer | 100 | 0 | yes | 0.0 | 20.0 | 0.00 | 0 | 0 | 2.00 | – | – |",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, md.String())
+		}
+	}
+}
+
+func TestPeerTitleNamesTheBuild(t *testing.T) {
+	for assets, want := range map[string]string{
+		"/x/bin/capi-ipam/v1.0.3":                            "peer v1.0.3 (released, client limited to 20 req/s)",
+		"/x/bin/capi-ipam/v1.0.3-controller-runtime-v0.21.0": "peer v1.0.3 + controller-runtime v0.21.0 (unthrottled)",
+	} {
+		if got := peerTitle(assets); got != want {
+			t.Errorf("peerTitle(%q) = %q, want %q", assets, got, want)
+		}
+	}
+}
+
+func TestMarkdownShowsBytesPerObject(t *testing.T) {
+	res := result("a-static", 60, true)
+	res.WritesPerClaim, res.EtcdBytesPerClaim = 4, 6000
+	res.Writes = map[string]float64{"POST ipaddressclaims": 1, "PATCH ipaddressclaims/status": 1, "PATCH ipaddresses": 2}
+	res.Processes = map[string]ProcStats{"kube-apiserver": {CPUSeconds: 0.8}}
+	res.Objects = []ObjectSize{
+		{Kind: "claim", Resource: "ipaddressclaims", Bytes: 1500, ManagedFieldsBytes: 700, Managers: 2, StoredBytes: 1400},
+		{Kind: "address", Resource: "ipaddresses", Bytes: 1200, ManagedFieldsBytes: 500, Managers: 3},
+	}
+	ceiling := Ceiling{Writes: 200, APIServerCPUSeconds: 0.2, EtcdBytesPerWrite: 600,
+		Object: &ObjectSize{Kind: "probe", Bytes: 400, ManagedFieldsBytes: 300, Managers: 2, StoredBytes: 380}}
+	var md bytes.Buffer
+	(&Report{Sizes: []Size{{N: 100, Ceiling: ceiling, Scenarios: []Result{res}}}}).Markdown(&md)
+	for _, want := range []string{
+		"| ceiling | 100 | probe | 400 | 300 (2) | 380 | 2.00 | 1200 | 600 | 1.00 | 1.0 |",
+		"| a-static | 100 | claim | 1500 | 700 (2) | 1400 | 2.00 | 6000 | 1500 | 2.00 | 2.0 |",
+		"| | | address | 1200 | 500 (3) | 0 | 2.00 | | | | |",
 	} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, md.String())
@@ -110,21 +147,22 @@ func TestMarkdownNamesTheDriverAndItsAllocator(t *testing.T) {
 	}{
 		{
 			name: "a report without a driver measured MetalLB, and says nothing more",
-			want: []string{"| MetalLB peak MiB / CPU s |", "| core | driver | metallb | peer |",
-				"| bench | core | driver | peer | MetalLB and others |", "| 42 / 1.5 |", "### Stages of the MetalLB paths"},
+			want: []string{"| MetalLB peak MiB / CPU s |", "| core | driver | metallb | peer | peer-unthrottled |",
+				"| bench | core | driver | peer | peer-unthrottled | MetalLB and others |", "| 42 / 1.5 |", "### Stages of the MetalLB paths"},
 			unwanted: []string{"Driver:"},
 		},
 		{
 			name:     "MetalLB",
 			settings: Settings{Driver: "metallb", Allocator: "MetalLB"},
 			want: []string{"Driver: metallb, allocator MetalLB\n", "| MetalLB peak MiB / CPU s |",
-				"| core | driver | metallb | peer |", "| MetalLB and others |", "| 42 / 1.5 |"},
+				"| core | driver | metallb | peer | peer-unthrottled |", "| MetalLB and others |", "| 42 / 1.5 |"},
 		},
 		{
 			name:     "Cilium",
 			settings: Settings{Driver: "cilium", Allocator: "Cilium"},
 			want: []string{"Driver: cilium, allocator Cilium\n", "| Cilium peak MiB / CPU s |",
-				"| core | driver | cilium | peer |", "| bench | core | driver | peer | Cilium and others |", "| 42 / 1.5 |",
+				"| core | driver | cilium | peer | peer-unthrottled |",
+				"| bench | core | driver | peer | peer-unthrottled | Cilium and others |", "| 42 / 1.5 |",
 				"| 0.50 |", "### Stages of the Cilium paths", "| Cilium AllocationFailed events/claim |"},
 			unwanted: []string{"MetalLB"},
 		},

@@ -76,8 +76,10 @@ func newSizeRun(e *env, i, n int) *sizeRun {
 
 func (s *sizeRun) scenarios() []scenario {
 	return []scenario{
-		{name: "a-static", minWrites: minWritesStatic, setup: s.setupStatic, body: s.static},
-		{name: s.e.backend.scenario(), minWrites: minWritesDriver, setup: s.setupDriver, body: s.provision},
+		{name: "a-static", minWrites: minWritesStatic, setup: s.setupStatic, body: s.static,
+			objects: func(ctx context.Context) ([]ObjectSize, error) { return s.e.claimObjects(ctx, s.staticNS) }},
+		{name: s.e.backend.scenario(), minWrites: minWritesDriver, setup: s.setupDriver, body: s.provision,
+			objects: func(ctx context.Context) ([]ObjectSize, error) { return s.e.claimObjects(ctx, s.driverNS) }},
 		{name: "c-associate", minWrites: minWritesAssociate, body: s.associate},
 		{name: "d-teardown", minWrites: minWritesTeardown, body: s.teardown},
 	}

@@ -467,6 +467,15 @@ func (c *Cluster) MetalLBMetricsURL() string { return c.metallbMetrics }
 // MetalLBLog is the path of the MetalLB controller's log.
 func (c *Cluster) MetalLBLog() string { return filepath.Join(c.Dir, "metallb-controller.log") }
 
+// EtcdURL is the client URL of the cluster's etcd (plain HTTP on the
+// loopback): its /metrics and its JSON gateway (/v3/kv/range) answer there.
+func (c *Cluster) EtcdURL() string {
+	if c.env == nil || c.env.ControlPlane.Etcd == nil || c.env.ControlPlane.Etcd.URL == nil {
+		return ""
+	}
+	return c.env.ControlPlane.Etcd.URL.String()
+}
+
 // Keep makes Stop leave the cluster's folder (logs, etcd data) in place, as
 // Options.KeepDir does: a run that failed keeps its evidence.
 func (c *Cluster) Keep() { c.opts.KeepDir = true }
