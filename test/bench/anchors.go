@@ -100,7 +100,7 @@ func object(gvk schema.GroupVersionKind, namespace, name string) *unstructured.U
 }
 
 // anchorRun is one size's anchors: their namespaces and ranges, each a /16
-// of its own, apart from the product's classes (10.120.0.0 upwards).
+// of its own beside the product's classes (sizeRange).
 type anchorRun struct {
 	e                       *env
 	n                       int
@@ -118,13 +118,13 @@ func newAnchorRun(e *env, i, n int) *anchorRun {
 			anchorPeerUnthrottled: fmt.Sprintf("bench-peer-unthrottled-%d", n),
 		},
 		peerRange: map[string]netip.Prefix{
-			anchorPeer:            netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(200 + i), 0, 0}), 16),
-			anchorPeerUnthrottled: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(210 + i), 0, 0}), 16),
+			anchorPeer:            sizeRange(i, rangePeer),
+			anchorPeerUnthrottled: sizeRange(i, rangePeerUnthrottled),
 		},
 		aloneNS:     fmt.Sprintf("bench-alone-%d", n),
 		pinnedNS:    fmt.Sprintf("bench-pinned-%d", n),
-		aloneRange:  netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(220 + i), 0, 0}), 16),
-		pinnedRange: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(240 + i), 0, 0}), 16),
+		aloneRange:  sizeRange(i, rangeAlone),
+		pinnedRange: sizeRange(i, rangePinned),
 	}
 }
 

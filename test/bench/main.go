@@ -127,6 +127,9 @@ func parseSizes(s string) ([]int, error) {
 		}
 		out = append(out, n)
 	}
+	if len(out) > maxSizes {
+		return nil, fmt.Errorf("-n: %d sizes; a run measures at most %d (each takes six /16s of 100.64.0.0/10)", len(out), maxSizes)
+	}
 	return out, nil
 }
 

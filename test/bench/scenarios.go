@@ -62,6 +62,26 @@ type sizeRun struct {
 	bound map[string]v1alpha1.ClaimedAddress
 }
 
+// The ranges of the i-th size: a /16 each for its two classes and four
+// anchors, in 100.64.0.0/10 (RFC 6598) from 100.64.0.0 up, below the node
+// harness's pods (100.96.0.0/16) and the cluster's Services
+// (100.112.0.0/12): at most maxSizes sizes.
+const (
+	rangeStatic = iota
+	rangeDriver
+	rangePeer
+	rangePeerUnthrottled
+	rangeAlone
+	rangePinned
+	rangesPerSize
+	maxSizes = (96 - 64) / rangesPerSize
+)
+
+// sizeRange is the /16 k of the i-th size.
+func sizeRange(i, k int) netip.Prefix {
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{100, byte(64 + rangesPerSize*i + k), 0, 0}), 16)
+}
+
 // newSizeRun names the namespaces, classes and ranges of the i-th size:
 // each class gets its own /16, so no two overlap.
 func newSizeRun(e *env, i, n int) *sizeRun {
@@ -69,8 +89,8 @@ func newSizeRun(e *env, i, n int) *sizeRun {
 		e: e, n: n,
 		staticNS: fmt.Sprintf("bench-static-%d", n), driverNS: fmt.Sprintf("bench-%s-%d", e.backend.name, n),
 		staticClass: fmt.Sprintf("bench-static-%d", n), driverClass: fmt.Sprintf("bench-%s-%d", e.backend.name, n),
-		staticRange: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(120 + 2*i), 0, 0}), 16),
-		driverRange: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(121 + 2*i), 0, 0}), 16),
+		staticRange: sizeRange(i, rangeStatic),
+		driverRange: sizeRange(i, rangeDriver),
 	}
 }
 

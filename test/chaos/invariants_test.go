@@ -89,16 +89,16 @@ func TestCheckerCatchesEachViolation(t *testing.T) {
 		want string // the invariant violated, "" for none
 	}{
 		{"two Services without a key report one IP", func(c *checker) {
-			c.onService(reporting("t", "a", []string{"10.210.0.1"}), false)
-			c.onService(reporting("t", "b", []string{"10.210.0.1"}), false)
+			c.onService(reporting("t", "a", []string{"100.80.0.1"}), false)
+			c.onService(reporting("t", "b", []string{"100.80.0.1"}), false)
 		}, invTwoServices},
 		{"a hold and its carrier share the driver's key", func(c *checker) {
-			c.onService(reporting(placeholderNamespace, "hold", []string{"10.210.0.1"}, keyed("k1", false)), false)
-			c.onService(reporting("t", "a", []string{"10.210.0.1"}, keyed("k1", true)), false)
+			c.onService(reporting(placeholderNamespace, "hold", []string{"100.80.0.1"}, keyed("k1", false)), false)
+			c.onService(reporting("t", "a", []string{"100.80.0.1"}, keyed("k1", true)), false)
 		}, ""},
 		{"a workload with a key the driver did not write", func(c *checker) {
-			c.onService(reporting(placeholderNamespace, "hold", []string{"10.210.0.1"}, keyed("k1", false)), false)
-			c.onService(reporting("t", "a", []string{"10.210.0.1"}, keyed("k1", false)), false)
+			c.onService(reporting(placeholderNamespace, "hold", []string{"100.80.0.1"}, keyed("k1", false)), false)
+			c.onService(reporting("t", "a", []string{"100.80.0.1"}, keyed("k1", false)), false)
 		}, invTwoServices},
 		{"an allocation placeholder giving the address back", func(c *checker) {
 			c.onService(reporting(placeholderNamespace, "alloc", []string{"fd00:210::1"}, withUID("p1"), markedWithdrawn()), false)
@@ -108,62 +108,62 @@ func TestCheckerCatchesEachViolation(t *testing.T) {
 			c.onService(reporting("t", "a", nil, withUID("s1"), b.WithLabel(labelWithdrawn, testSecret.withdrawn("s2"))), false)
 		}, invBadMark},
 		{"a forged withdrawn label does not excuse a second holder", func(c *checker) {
-			c.onService(reporting(placeholderNamespace, "hold", []string{"10.210.0.1"}, keyed("k1", false)), false)
-			c.onService(reporting("t", "a", []string{"10.210.0.1"}, withUID("s1"), b.WithLabel(labelWithdrawn, "forged")), false)
+			c.onService(reporting(placeholderNamespace, "hold", []string{"100.80.0.1"}, keyed("k1", false)), false)
+			c.onService(reporting("t", "a", []string{"100.80.0.1"}, withUID("s1"), b.WithLabel(labelWithdrawn, "forged")), false)
 			c.violations = map[string]Violation{} // the forged mark itself is the case above
-			c.checkReporters("10.210.0.1")
+			c.checkReporters("100.80.0.1")
 		}, invTwoServices},
 		{"a former carrier and a new one of the same claim, both keyed by the driver", func(c *checker) {
-			c.onService(reporting(placeholderNamespace, "hold", []string{"10.210.0.1"}, keyed("k1", false)), false)
-			c.onService(reporting("t", "old", []string{"10.210.0.1"}, keyed("k1", true)), false)
-			c.onService(reporting("t", "new", []string{"10.210.0.1"}, keyed("k1", true)), false)
+			c.onService(reporting(placeholderNamespace, "hold", []string{"100.80.0.1"}, keyed("k1", false)), false)
+			c.onService(reporting("t", "old", []string{"100.80.0.1"}, keyed("k1", true)), false)
+			c.onService(reporting("t", "new", []string{"100.80.0.1"}, keyed("k1", true)), false)
 		}, invTwoCarriers},
 		{"a former carrier letting go under its mark beside the new one", func(c *checker) {
-			c.onService(reporting("t", "old", []string{"10.210.0.1"}, withUID("s1"), markedWithdrawn()), false)
-			c.onService(reporting("t", "new", []string{"10.210.0.1"}, keyed("k1", true)), false)
-			c.onService(reporting(placeholderNamespace, "hold", []string{"10.210.0.1"}, keyed("k1", false)), false)
+			c.onService(reporting("t", "old", []string{"100.80.0.1"}, withUID("s1"), markedWithdrawn()), false)
+			c.onService(reporting("t", "new", []string{"100.80.0.1"}, keyed("k1", true)), false)
+			c.onService(reporting(placeholderNamespace, "hold", []string{"100.80.0.1"}, keyed("k1", false)), false)
 		}, ""},
 		{"a Service gone before the next reports the IP", func(c *checker) {
-			c.onService(reporting("t", "a", []string{"10.210.0.1"}), false)
+			c.onService(reporting("t", "a", []string{"100.80.0.1"}), false)
 			c.onService(reporting("t", "a", nil), true)
-			c.onService(reporting("t", "b", []string{"10.210.0.1"}), false)
+			c.onService(reporting("t", "b", []string{"100.80.0.1"}), false)
 		}, ""},
 		{"a Bound claim's address changes", func(c *checker) {
-			c.onClaim(bound("t", "c", "u1", "10.210.0.1"), false)
-			c.onClaim(bound("t", "c", "u1", "10.210.0.2"), false)
+			c.onClaim(bound("t", "c", "u1", "100.80.0.1"), false)
+			c.onClaim(bound("t", "c", "u1", "100.80.0.2"), false)
 		}, invClaimChanged},
 		{"a Bound claim goes Lost", func(c *checker) {
-			c.onClaim(bound("t", "c", "u1", "10.210.0.1"), false)
+			c.onClaim(bound("t", "c", "u1", "100.80.0.1"), false)
 			lost := bound("t", "c", "u1")
 			lost.Status.Phase = v1alpha1.ClaimLost
 			c.onClaim(lost, false)
 		}, invClaimLeft},
 		{"a claim being deleted may let go", func(c *checker) {
-			c.onClaim(bound("t", "c", "u1", "10.210.0.1"), false)
+			c.onClaim(bound("t", "c", "u1", "100.80.0.1"), false)
 			deleting := bound("t", "c", "u1")
 			deleting.DeletionTimestamp = &metav1.Time{}
 			c.onClaim(deleting, false)
-			c.onClaim(bound("t", "d", "u2", "10.210.0.1"), false)
+			c.onClaim(bound("t", "d", "u2", "100.80.0.1"), false)
 		}, ""},
 		{"two live claims report one address", func(c *checker) {
-			c.onClaim(bound("t", "c", "u1", "10.210.0.1"), false)
-			c.onClaim(bound("t", "d", "u2", "10.210.0.1"), false)
+			c.onClaim(bound("t", "c", "u1", "100.80.0.1"), false)
+			c.onClaim(bound("t", "d", "u2", "100.80.0.1"), false)
 		}, invTwoClaims},
 		{"two IPAddresses bind one IP to two claims", func(c *checker) {
-			c.onAddress(b.Address("x", "10.212.0.1", "s", b.BoundTo("t", "c", "u1")), false)
-			c.onAddress(b.Address("y", "10.212.0.1", "s", b.BoundTo("t", "d", "u2")), false)
+			c.onAddress(b.Address("x", "100.80.16.1", "s", b.BoundTo("t", "c", "u1")), false)
+			c.onAddress(b.Address("y", "100.80.16.1", "s", b.BoundTo("t", "d", "u2")), false)
 		}, invTwoClaims},
 		{"an IPAddress moves to another claim", func(c *checker) {
-			c.onAddress(b.Address("x", "10.212.0.1", "s", b.BoundTo("t", "c", "u1")), false)
-			c.onAddress(b.Address("x", "10.212.0.1", "s", b.BoundTo("t", "c", "u2")), false)
+			c.onAddress(b.Address("x", "100.80.16.1", "s", b.BoundTo("t", "c", "u1")), false)
+			c.onAddress(b.Address("x", "100.80.16.1", "s", b.BoundTo("t", "c", "u2")), false)
 		}, invRebound},
 		{"a placeholder holds an unrecorded IP at the end", func(c *checker) {
-			c.onService(reporting(placeholderNamespace, "alloc", []string{"10.210.0.9"}), false)
+			c.onService(reporting(placeholderNamespace, "alloc", []string{"100.80.0.9"}), false)
 			c.finalCheck()
 		}, invUnrecordedEnd},
 		{"a placeholder holds a recorded IP at the end", func(c *checker) {
-			c.onAddress(b.Address("x", "10.210.0.9", "m"), false)
-			c.onService(reporting(placeholderNamespace, "hold", []string{"10.210.0.9"}), false)
+			c.onAddress(b.Address("x", "100.80.0.9", "m"), false)
+			c.onService(reporting(placeholderNamespace, "hold", []string{"100.80.0.9"}), false)
 			c.finalCheck()
 		}, ""},
 	}
@@ -187,8 +187,8 @@ func TestCheckerCatchesEachViolation(t *testing.T) {
 // and a stray.
 func TestProgressConvergesOnlyWhenEverythingIsInPlace(t *testing.T) {
 	c := newChecker(testSecret)
-	c.onClaim(bound("t", "c", "u1", "10.210.0.1"), false)
-	c.onService(reporting("t", "a", []string{"10.210.0.1"}, b.ForClaim("c")), false)
+	c.onClaim(bound("t", "c", "u1", "100.80.0.1"), false)
+	c.onService(reporting("t", "a", []string{"100.80.0.1"}, b.ForClaim("c")), false)
 	if p := c.progress(); !p.converged() {
 		t.Fatalf("not converged: %s", p)
 	}
@@ -197,14 +197,14 @@ func TestProgressConvergesOnlyWhenEverythingIsInPlace(t *testing.T) {
 		t.Errorf("a second Service naming the claim without its address: %s, want 1/2 carrying", p)
 	}
 	c.onService(reporting("t", "b", nil), true)
-	terminating := reporting("t", "a", []string{"10.210.0.1"}, b.ForClaim("c"))
+	terminating := reporting("t", "a", []string{"100.80.0.1"}, b.ForClaim("c"))
 	terminating.DeletionTimestamp = &metav1.Time{}
 	c.onService(terminating, false)
 	if p := c.progress(); p.converged() || p.ServicesDeleting != 1 {
 		t.Errorf("a Service stuck being deleted: %s, want 1 still being deleted", p)
 	}
 	c.onService(terminating, true)
-	c.onService(reporting("t", "stray", []string{"10.211.0.4"}), false)
+	c.onService(reporting("t", "stray", []string{"100.80.8.4"}), false)
 	if p := c.progress(); p.converged() || p.Stray != 1 || !strings.Contains(p.String(), "t/stray") {
 		t.Errorf("a Service naming no claim with a pool address: %s, want 1 stray", p)
 	}
@@ -289,7 +289,7 @@ func holdOf(name string, uid types.UID, ips []string, opts ...b.ServiceOption) *
 // while, moves its clock, and reads its verdicts: each is reported once its
 // bound has passed with its parties able to act, and not before.
 func TestBoundedInvariants(t *testing.T) {
-	const ip = "10.210.0.1"
+	const ip = "100.80.0.1"
 	cases := []struct {
 		name string
 		feed func(c *checker, wait func(time.Duration))
@@ -332,7 +332,7 @@ func TestBoundedInvariants(t *testing.T) {
 		}, ""},
 		{"an address stays Bound after its Retain claim is gone", func(c *checker, wait func(time.Duration)) {
 			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), false)
-			c.onAddress(address("x", "10.212.0.1", classStatic, "a1", "u1", v1alpha1.ReclaimRetain, v1alpha1.AddressBound), false)
+			c.onAddress(address("x", "100.80.16.1", classStatic, "a1", "u1", v1alpha1.ReclaimRetain, v1alpha1.AddressBound), false)
 			wait(settleBound)
 			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), true)
 			wait(settleBound - time.Second)
@@ -343,35 +343,35 @@ func TestBoundedInvariants(t *testing.T) {
 		}, invPhase},
 		{"an address's phase follows its claim, the core down meanwhile", func(c *checker, wait func(time.Duration)) {
 			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), false)
-			c.onAddress(address("x", "10.212.0.1", classStatic, "a1", "u1", v1alpha1.ReclaimRetain, v1alpha1.AddressBound), false)
+			c.onAddress(address("x", "100.80.16.1", classStatic, "a1", "u1", v1alpha1.ReclaimRetain, v1alpha1.AddressBound), false)
 			c.abilities.set(partyCore, false, c.now())
 			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), true)
 			wait(3 * settleBound)
 			c.abilities.set(partyCore, true, c.now())
 			wait(settleBound / 2)
-			c.onAddress(address("x", "10.212.0.1", classStatic, "a1", "u1", v1alpha1.ReclaimRetain, v1alpha1.AddressReleased), false)
+			c.onAddress(address("x", "100.80.16.1", classStatic, "a1", "u1", v1alpha1.ReclaimRetain, v1alpha1.AddressReleased), false)
 			wait(settleBound)
 		}, ""},
 		{"a Bound claim lists an address bound to another claim", func(c *checker, wait func(time.Duration)) {
-			c.onClaim(bound("t", "c", "u1", "10.212.0.1"), false)
-			c.onAddress(address("ip-10.212.0.1", "10.212.0.1", classStatic, "a1", "u2", v1alpha1.ReclaimRetain, v1alpha1.AddressBound), false)
+			c.onClaim(bound("t", "c", "u1", "100.80.16.1"), false)
+			c.onAddress(address("ip-100.80.16.1", "100.80.16.1", classStatic, "a1", "u2", v1alpha1.ReclaimRetain, v1alpha1.AddressBound), false)
 			wait(settleBound)
 		}, invClaimAddress},
 		{"a Delete address outlives its claim", func(c *checker, wait func(time.Duration)) {
 			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), false)
-			c.onAddress(address("x", "10.212.0.1", classStatic, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound), false)
+			c.onAddress(address("x", "100.80.16.1", classStatic, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound), false)
 			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), true)
 			wait(settleBound)
 		}, invOutlived},
 		{"a Delete address goes with its claim once the driver is back", func(c *checker, wait func(time.Duration)) {
 			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), false)
-			c.onAddress(address("x", "10.212.0.1", classStatic, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound), false)
+			c.onAddress(address("x", "100.80.16.1", classStatic, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound), false)
 			c.abilities.set(partyDriver, false, c.now())
 			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), true)
 			wait(2 * settleBound)
 			c.abilities.set(partyDriver, true, c.now())
 			wait(settleBound - time.Second)
-			c.onAddress(address("x", "10.212.0.1", classStatic, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound), true)
+			c.onAddress(address("x", "100.80.16.1", classStatic, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound), true)
 			wait(settleBound)
 		}, ""},
 		{"an address of the driver's classes neither held nor carried", func(c *checker, wait func(time.Duration)) {
@@ -504,7 +504,7 @@ func TestBoundedInvariants(t *testing.T) {
 func TestOpenConditionsHoldConvergenceBackAndEndTheRun(t *testing.T) {
 	c, wait := clocked()
 	c.abilities.set(partyDriver, false, c.now())
-	c.onAddress(address("ip-10-210-0-1", "10.210.0.1", classRetain, "a1", "", v1alpha1.ReclaimRetain, v1alpha1.AddressAvailable), false)
+	c.onAddress(address("ip-10-210-0-1", "100.80.0.1", classRetain, "a1", "", v1alpha1.ReclaimRetain, v1alpha1.AddressAvailable), false)
 	wait(time.Second)
 	if p := c.progress(); p.converged() || p.Unsettled != 1 {
 		t.Fatalf("an address without a hold: %s, want 1 unsettled", p)

@@ -56,9 +56,9 @@ var classes = []struct {
 	reclaim v1alpha1.ReclaimPolicy
 	v4, v6  netip.Prefix
 }{
-	{classDelete, true, v1alpha1.ReclaimDelete, netip.MustParsePrefix("10.210.0.0/21"), netip.MustParsePrefix("fd00:210::/116")},
-	{classRetain, true, v1alpha1.ReclaimRetain, netip.MustParsePrefix("10.211.0.0/21"), netip.MustParsePrefix("fd00:211::/116")},
-	{classStatic, false, v1alpha1.ReclaimDelete, netip.MustParsePrefix("10.212.0.0/20"), netip.MustParsePrefix("fd00:212::/116")},
+	{classDelete, true, v1alpha1.ReclaimDelete, netip.MustParsePrefix("100.80.0.0/21"), netip.MustParsePrefix("fd00:210::/116")},
+	{classRetain, true, v1alpha1.ReclaimRetain, netip.MustParsePrefix("100.80.8.0/21"), netip.MustParsePrefix("fd00:211::/116")},
+	{classStatic, false, v1alpha1.ReclaimDelete, netip.MustParsePrefix("100.80.16.0/20"), netip.MustParsePrefix("fd00:212::/116")},
 }
 
 // inPools says whether ip is in any class's range.

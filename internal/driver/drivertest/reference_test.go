@@ -102,9 +102,11 @@ func (h *referenceHarness) StartDriver(t *testing.T, cfg *rest.Config) *inproces
 	})
 }
 
+// Ranges are /28s of 100.64.0.0/12 (RFC 6598), never handed out twice in a
+// process (65,536 of them, far more than the contract asks for).
 func (*referenceHarness) Ranges() (v4, v6 netip.Prefix) {
 	n := nextRange.Add(1)
-	return netip.MustParsePrefix(fmt.Sprintf("10.%d.%d.0/28", 200+n/250, n%250)), netip.MustParsePrefix(fmt.Sprintf("fd00:%x::/124", 0x200+n))
+	return netip.MustParsePrefix(fmt.Sprintf("100.%d.%d.%d/28", 64+n/4096, n/16%256, n%16*16)), netip.MustParsePrefix(fmt.Sprintf("fd00:%x::/124", 0x200+n))
 }
 
 func (h *referenceHarness) Parameters(ranges ...netip.Prefix) string {
