@@ -147,7 +147,12 @@ test-stress: control-plane ## Run the rate-sampling tests at full count (200 han
 # them with the fix.
 FUZZ_TARGETS = ./internal/ipaddr:FuzzParseRange ./internal/ipaddr:FuzzParseAddress \
 	./internal/driver/metallb/params:FuzzDecode
-TEST_FUZZTIME ?= 3s
+# make test counts executions rather than seconds: a -fuzztime in seconds
+# can fail a run with "context deadline exceeded" and no failing input when
+# the deadline passes while a worker is busy on a loaded machine (Go's fuzz
+# coordinator, go.dev/issue/75804, fixed in Go 1.27). An execution count has
+# no deadline to race.
+TEST_FUZZTIME ?= 30000x
 FUZZTIME ?= 2m
 
 .PHONY: fuzz
