@@ -79,15 +79,21 @@ vet: ## Run go vet against code (the end-to-end specs, the Cilium recordings and
 
 # The binaries the tests run, from the tool targets.
 TEST_ENV = KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
-	CILIUM_ASSETS="$(CILIUM_ASSETS)" PROMETHEUS_OPERATOR_CRDS="$(PROMETHEUS_OPERATOR_CRDS)"
+	CILIUM_ASSETS="$(CILIUM_ASSETS)" PROMETHEUS_OPERATOR_CRDS="$(PROMETHEUS_OPERATOR_CRDS)" \
+	TEST_SLOTS="$(TEST_SLOTS)" TEST_SLOT_DIR="$(TEST_SLOT_DIR)"
 
 # Most of the suite waits on API servers and MetalLB rather than the CPU:
-# packages run TEST_P at a time, each with its own control plane. (Four at a
-# time on two cores was about a minute faster, but loaded the wire test's
-# probes and the chaos run past what they tolerate.) (Within a
-# package, tests that call t.Parallel run as many at a time as its TestMain
-# says, testkit.Parallel: Ginkgo's suites refuse go test -parallel.)
-TEST_P ?= 3
+# packages run TEST_SLOTS at a time, each with its own control plane (four
+# at a time on two cores loaded the wire test's probes and the chaos run past
+# what they tolerate). go test -p bounds test runs and test binary links
+# together, so it gets one more than that: the extra one links the next
+# package while the others run, and that package waits for a slot
+# (test/slot) rather than a slot for its link. (Within a package, tests that
+# call t.Parallel run as many at a time as its TestMain says,
+# testkit.Parallel: Ginkgo's suites refuse go test -parallel.)
+TEST_SLOTS ?= 3
+TEST_P ?= $(shell echo $$(($(TEST_SLOTS) + 1)))
+TEST_SLOT_DIR ?= $(LOCALBIN)/test-slots
 # Where make test keeps the go test -json stream: make test-times reads it.
 TEST_REPORT ?= test-report.json
 GO_TEST = $(TEST_ENV) go test -tags=e2e,cilium -p $(TEST_P)

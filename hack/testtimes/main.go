@@ -35,6 +35,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cozystack/address-controller/test/slot"
 )
 
 // event is one line of `go test -json` (cmd/test2json).
@@ -47,10 +49,13 @@ type event struct {
 	Output  string
 }
 
-// timing is how long a package or a test ran, and how it ended.
+// timing is how long a package or a test ran, and how it ended. A
+// package's Elapsed leaves out the time it Waited for a test slot
+// (test/slot) before it could start its work.
 type timing struct {
 	Name    string
 	Elapsed time.Duration
+	Waited  time.Duration
 	Result  string
 }
 
@@ -86,6 +91,7 @@ func read(in io.Reader, out io.Writer) (*report, error) {
 	// Output of each running test (and of each package outside its tests),
 	// printed only if it fails.
 	pending := map[string][]string{}
+	waited := map[string]time.Duration{}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
@@ -99,6 +105,9 @@ func read(in io.Reader, out io.Writer) (*report, error) {
 		key := e.Package + " " + e.Test
 		switch e.Action {
 		case "output", "build-output":
+			if d, ok := waitedFor(e.Output); ok {
+				waited[e.Package] += d
+			}
 			if e.Test == "" && isResultLine(e.Output) {
 				fmt.Fprint(out, e.Output)
 				continue
@@ -117,9 +126,10 @@ func read(in io.Reader, out io.Writer) (*report, error) {
 			delete(pending, key)
 			switch {
 			case e.Test == "":
-				r.Packages = append(r.Packages, timing{e.Package, d, e.Action})
+				w := waited[e.Package]
+				r.Packages = append(r.Packages, timing{e.Package, d - w, w, e.Action})
 			case !strings.Contains(e.Test, "/"):
-				r.Tests = append(r.Tests, timing{short(e.Package) + "." + e.Test, d, e.Action})
+				r.Tests = append(r.Tests, timing{Name: short(e.Package) + "." + e.Test, Elapsed: d, Result: e.Action})
 			}
 		case "build-fail":
 			r.Failed = true
@@ -139,6 +149,17 @@ func flush(out io.Writer, pending map[string][]string, pkg string) {
 			delete(pending, k)
 		}
 	}
+}
+
+// waitedFor reads the line test/slot prints when a package waited for a
+// slot.
+func waitedFor(line string) (time.Duration, bool) {
+	rest, ok := strings.CutPrefix(line, slot.WaitedPrefix)
+	if !ok {
+		return 0, false
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(rest))
+	return d, err == nil
 }
 
 // isResultLine says whether a package's output line is its summary ("ok",
@@ -165,15 +186,20 @@ func (r *report) print(w io.Writer, n int) {
 	}
 	packages := slices.Clone(r.Packages)
 	slices.SortFunc(packages, longest)
-	var total time.Duration
-	fmt.Fprintln(w, "\npackage times (longest first):")
+	var total, waited time.Duration
+	fmt.Fprintln(w, "\npackage times (longest first), not counting the wait for a test slot:")
 	for _, p := range packages {
 		if p.Elapsed > 0 || p.Result == "fail" {
-			fmt.Fprintf(w, "  %8.1fs  %-4s  %s\n", p.Elapsed.Seconds(), p.Result, short(p.Name))
+			fmt.Fprintf(w, "  %8.1fs  %-4s  %s", p.Elapsed.Seconds(), p.Result, short(p.Name))
+			if p.Waited > 0 {
+				fmt.Fprintf(w, " (and %.1fs waiting)", p.Waited.Seconds())
+			}
+			fmt.Fprintln(w)
 		}
 		total += p.Elapsed
+		waited += p.Waited
 	}
-	fmt.Fprintf(w, "  %8.1fs  in all, over %d packages\n", total.Seconds(), len(packages))
+	fmt.Fprintf(w, "  %8.1fs  in all, over %d packages (and %.1fs waiting for a slot)\n", total.Seconds(), len(packages), waited.Seconds())
 	tests := slices.Clone(r.Tests)
 	slices.SortFunc(tests, longest)
 	fmt.Fprintf(w, "\nthe %d slowest tests:\n", min(n, len(tests)))

@@ -30,6 +30,9 @@ func TestRead(t *testing.T) {
 {"Action":"pass","Package":"m/a","Test":"TestSlow","Elapsed":12.5}
 {"Action":"output","Package":"m/a","Output":"ok  \tm/a\t12.6s\n"}
 {"Action":"pass","Package":"m/a","Elapsed":12.6}
+{"Action":"output","Package":"m/d","Output":"test slot: waited 20.0s\n"}
+{"Action":"output","Package":"m/d","Output":"ok  \tm/d\t25.0s\n"}
+{"Action":"pass","Package":"m/d","Elapsed":25}
 {"Action":"run","Package":"m/b","Test":"TestBroken"}
 {"Action":"output","Package":"m/b","Test":"TestBroken","Output":"    b_test.go:3: want 1, got 2\n"}
 {"Action":"run","Package":"m/b","Test":"TestBroken/sub"}
@@ -62,8 +65,11 @@ func TestRead(t *testing.T) {
 	var times strings.Builder
 	r.print(&times, 1)
 	got := times.String()
-	if !strings.Contains(got, "31.2s  fail  m/b\n      12.6s  pass  m/a") {
-		t.Errorf("packages, longest first:\n%s", got)
+	if !strings.Contains(got, "31.2s  fail  m/b\n      12.6s  pass  m/a\n       5.0s  pass  m/d (and 20.0s waiting)\n") {
+		t.Errorf("packages, longest first, without the wait for a slot:\n%s", got)
+	}
+	if !strings.Contains(got, "49.0s  in all, over 4 packages (and 20.0s waiting for a slot)") {
+		t.Errorf("the total leaves the wait out:\n%s", got)
 	}
 	if !strings.Contains(got, "31.0s  fail  m/b.TestBroken\n") || strings.Contains(got, "TestSlow") || strings.Contains(got, "/sub") {
 		t.Errorf("the one slowest top-level test:\n%s", got)

@@ -37,6 +37,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/cozystack/address-controller/test/slot"
 )
 
 // Service ranges of the local API server: dual-stack, each large enough for
@@ -134,6 +136,9 @@ func RunTests(m *testing.M, opts Options, c **Cluster) {
 
 // Start brings up a cluster. On error, everything started is stopped again.
 func Start(opts Options) (c *Cluster, err error) {
+	if err := slot.Take(); err != nil {
+		return nil, err
+	}
 	assets, err := FindAssets()
 	if err != nil {
 		return nil, err

@@ -35,6 +35,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
+
+	"github.com/cozystack/address-controller/test/slot"
 )
 
 // built holds the archives of every image, written once for the package
@@ -46,6 +48,11 @@ var built struct {
 }
 
 func TestMain(m *testing.M) {
+	// Building the images compiles every manager.
+	if err := slot.Take(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	dir, err := os.MkdirTemp("", "images-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
