@@ -41,6 +41,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/manager"
+	"github.com/cozystack/address-controller/internal/tombstone"
 	"github.com/cozystack/address-controller/test/cluster"
 )
 
@@ -421,10 +422,7 @@ func (h *handlers) eventCounts() map[string]float64 {
 }
 
 func (h *handlers) countEvent(obj any) {
-	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	ev, ok := obj.(*eventsv1.Event)
+	ev, ok := tombstone.As[*eventsv1.Event](obj)
 	if !ok {
 		return
 	}
@@ -449,10 +447,7 @@ func (h *handlers) set(claim, address, service func(client.Object, bool, time.Ti
 func (h *handlers) forward(pick func(*handlers) func(client.Object, bool, time.Time)) toolscache.ResourceEventHandler {
 	call := func(obj any, gone bool) {
 		at := time.Now()
-		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
-		}
-		o, ok := obj.(client.Object)
+		o, ok := tombstone.As[client.Object](obj)
 		if !ok {
 			return
 		}
