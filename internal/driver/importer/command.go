@@ -177,20 +177,7 @@ func Run(ctx context.Context, c client.WithWatch, b driver.Backend, opts Options
 	if opts.Apply {
 		outcomes = apply(ctx, c, d, o, plan, opts.Timeout, newProgress(opts.Progress))
 	}
-	failed := 0
-	if opts.Output == OutputText {
-		failed = printOutcomes(out, outcomes)
-	} else {
-		doc := importDocument(opts, plan, outcomes)
-		failed = doc.failed()
-		if err := writeDocument(out, opts.Output, doc); err != nil {
-			return err
-		}
-	}
-	if failed > 0 {
-		return ErrIncomplete
-	}
-	return nil
+	return report(out, opts, func() int { return printOutcomes(out, outcomes) }, importDocument(opts, plan, outcomes))
 }
 
 func runUndo(ctx context.Context, c client.WithWatch, d importing, opts Options, out io.Writer) error {
@@ -212,14 +199,30 @@ func runUndo(ctx context.Context, c client.WithWatch, d importing, opts Options,
 			}
 		}
 	}
-	failed := 0
-	if opts.Output == OutputText {
-		failed = printUndo(out, undos, results)
+	text := func() int {
+		failed := printUndo(out, undos, results)
 		if !opts.Apply {
 			_, _ = fmt.Fprintln(out, "dry run: nothing was changed; run again with --apply to undo")
 		}
+		return failed
+	}
+	return report(out, opts, text, undoDocument(opts, undos, results))
+}
+
+// document is a run's output as -o json|yaml writes it.
+type document interface {
+	// failed counts what the run applied and did not finish.
+	failed() int
+}
+
+// report writes a run's outcome as text (text prints it and counts what
+// did not finish) or as doc, and fails with ErrIncomplete if anything did
+// not finish.
+func report(out io.Writer, opts Options, text func() int, doc document) error {
+	var failed int
+	if opts.Output == OutputText {
+		failed = text()
 	} else {
-		doc := undoDocument(opts, undos, results)
 		failed = doc.failed()
 		if err := writeDocument(out, opts.Output, doc); err != nil {
 			return err
