@@ -262,6 +262,11 @@ func (c *Cluster) startControlPlane() error {
 			ErrorIfPathMissing: true,
 		},
 		BinaryAssetsDirectory: c.Assets.KubeDir,
+		// envtest gives etcd and kube-apiserver 20 s each to answer, which a
+		// two-core machine starting three control planes and linking a test
+		// binary at once has overrun; a binary that cannot start still fails,
+		// later.
+		ControlPlaneStartTimeout: 90 * time.Second,
 	}
 	etcd := &envtest.Etcd{DataDir: filepath.Join(c.Dir, "etcd"), Out: etcdLog, Err: etcdLog}
 	c.env.ControlPlane.Etcd = etcd
