@@ -17,6 +17,7 @@ limitations under the License.
 package images
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,13 +60,46 @@ func startPause(t *testing.T) *sandbox {
 		_ = s.cmd.Process.Kill()
 		<-s.exited
 	})
+	// As the first process of its PID namespace it ignores any signal it
+	// has no handler for: it is ready once it catches SIGTERM and SIGINT.
+	pid := s.cmd.Process.Pid
+	if !within(time.Minute, func() bool { return catches(t, pid, syscall.SIGTERM, syscall.SIGINT) }) {
+		t.Fatalf("pause (pid %d) does not catch SIGTERM and SIGINT a minute after it started", pid)
+	}
 	// It runs until told to stop.
 	select {
 	case <-s.exited:
 		t.Fatalf("pause exited by itself: %v", s.err)
-	case <-time.After(500 * time.Millisecond):
+	default:
 	}
 	return s
+}
+
+// catches says whether process pid has a handler for each of sigs (the
+// SigCgt mask in /proc/<pid>/status); a process that has exited has none.
+func catches(t *testing.T, pid int, sigs ...syscall.Signal) bool {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		mask, ok := strings.CutPrefix(line, "SigCgt:")
+		if !ok {
+			continue
+		}
+		caught, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64)
+		if err != nil {
+			t.Fatalf("/proc/%d/status: %q: %v", pid, line, err)
+		}
+		for _, sig := range sigs {
+			if caught&(1<<(uint(sig)-1)) == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // TestPauseStopsOnSignals checks that pause exits 0 on SIGTERM and on
