@@ -37,6 +37,7 @@ import (
 	"github.com/cozystack/address-controller/internal/driver/cilium"
 	"github.com/cozystack/address-controller/internal/driver/drivertest"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
+	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/inprocess"
 )
 
@@ -86,4 +87,11 @@ func (contractHarness) Leftovers(ctx context.Context, c client.Client, class str
 	pools.SetGroupVersionKind(cilium.PoolGVK.GroupVersion().WithKind(cilium.PoolGVK.Kind + "List"))
 	more, err := drivertest.Objects(ctx, c, pools, cilium.PoolGVK.Kind, "", map[string]string{v1alpha1.LabelClass: placeholder.LabelValue(class)})
 	return append(out, more...), err
+}
+
+// Unshareable are the Services LB-IPAM shares no address with the driver's
+// hold: one under traffic policy Local (with a selector), one on the hold's
+// port.
+func (contractHarness) Unshareable() map[string]b.ServiceOption {
+	return map[string]b.ServiceOption{"LocalTrafficPolicy": b.LocalTraffic(), "PortCollision": b.Port(9)}
 }

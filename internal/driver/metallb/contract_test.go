@@ -78,3 +78,10 @@ func (contractHarness) PinByHand(svc *corev1.Service, ips ...netip.Addr) {
 
 // ProbeWrites are the gate's questions to MetalLB, asked at every start.
 func (contractHarness) ProbeWrites() []string { return []string{"/services/metallb-iad-probe-"} }
+
+// Unshareable are the Services MetalLB shares no address with the driver's
+// hold: one under traffic policy Local (with a selector), one on the hold's
+// port.
+func (contractHarness) Unshareable() map[string]b.ServiceOption {
+	return map[string]b.ServiceOption{"LocalTrafficPolicy": b.LocalTraffic(), "PortCollision": b.Port(9)}
+}
