@@ -79,7 +79,9 @@ func refusals(t *testing.T, g *WithT, s *suite, hand HandPinner) {
 	if hand != nil {
 		// An address no class of the cluster has: the backend gives it
 		// nobody.
-		svc := b.Service(ns, "pinned-elsewhere", b.ForClaim("web"))
+		s.claim(g, ns, "spare", class, v1alpha1.IPv4)
+		s.bound(g, ns, "spare")
+		svc := b.Service(ns, "pinned-elsewhere", b.ForClaim("spare"))
 		hand.PinByHand(svc, netip.MustParseAddr("192.0.2.200"))
 		handWritten = maps.Clone(svc.Annotations)
 		cases = append(cases, struct {
