@@ -53,7 +53,11 @@ limitations under the License.
 // (no backend state and no driver pin left once claims, addresses and
 // classes are gone); and a crash: the driver killed right after its first,
 // second or third write of each step of a claim's life, after which a new
-// driver completes the step.
+// driver completes the step (with ServiceHolder, and with a shared handoff
+// never leaving an address unreported). With ServiceHolder, the handoffs:
+// the shared one never leaves an address unreported, the gap one is taken
+// by the Services the backend cannot share with, and a hold deleted behind
+// the driver's back comes back.
 //
 // It is test support: it runs the core (internal/core) in the test process
 // as a cluster runs it beside the driver, and is imported only by tests.

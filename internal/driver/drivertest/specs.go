@@ -400,7 +400,9 @@ func teardown(t *testing.T, g *WithT, s *suite) {
 // step took n writes or fewer when the suite counted them (n < 0, the
 // first crash spec), the driver is killed after its last write but one.
 // The spec fails if the driver does not make that many, and the next driver
-// proves the step was cut short by writing to finish it.
+// proves the step was cut short by writing to finish it. With a
+// ServiceHolder, some Service reports each address throughout the
+// association and the dissociation, crash or not.
 func crash(t *testing.T, g *WithT, s *suite, n int) {
 	ns := s.kit.Namespace(t)
 	v4, v6 := s.h.Ranges()
@@ -459,6 +461,10 @@ func crash(t *testing.T, g *WithT, s *suite, n int) {
 	claim := s.kit.Claim(g, ns, "web")
 	g.Consistently(func() int { return len(s.addressesOf(g, claim)) }, settle, tick).Should(Equal(2), "one address of each family, no more")
 
+	var watcher *testkit.IPWatcher
+	if _, ok := s.h.(ServiceHolder); ok {
+		watcher = testkit.WatchIPs(t, g, s.cfg, ips(addrs)...)
+	}
 	svc := b.Service(ns, "svc", b.ForClaim("web"), b.DualStack())
 	killedDuring("association", func() { s.kit.Create(g, svc) }, func() {
 		g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(ConsistOf(ips(addrs)))
@@ -477,6 +483,14 @@ func crash(t *testing.T, g *WithT, s *suite, n int) {
 		}
 	})
 	s.noConflictReported(g, addrs)
+	if watcher != nil {
+		for _, a := range addrs {
+			g.Eventually(s.holderOf(g, ns, a.Address), timeout, tick).ShouldNot(BeEmpty(), "the hold has %s back", a.Address)
+		}
+		for ip, gaps := range watcher.Gaps() {
+			g.Expect(gaps).To(BeEmpty(), "a shared handoff never leaves %s unreported, crash or not", ip)
+		}
+	}
 
 	killedDuring("release", func() { g.Expect(s.c.Delete(context.Background(), b.Claim(ns, "web"))).To(Succeed()) }, func() {
 		for _, a := range addrs {
