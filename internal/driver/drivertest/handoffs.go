@@ -102,7 +102,7 @@ func gapHandoff(t *testing.T, g *WithT, s *suite, holder ServiceHolder) {
 		addrs[word] = s.bound(g, ns, strings.ToLower(word))[0]
 		g.Eventually(s.holderOf(g, ns, addrs[word].Address), timeout, tick).ShouldNot(BeEmpty())
 	}
-	var all []string
+	all := make([]string, 0, len(addrs))
 	for _, a := range addrs {
 		all = append(all, a.Address)
 	}
