@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/cilium"
 	"github.com/cozystack/address-controller/internal/driver/drivertest"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
@@ -59,8 +60,18 @@ type contractHarness struct{}
 func (contractHarness) Provisioner() string { return v1alpha1.ProvisionerCilium }
 
 func (contractHarness) StartDriver(t *testing.T, cfg *rest.Config) *inprocess.Manager {
+	return startDriver(t, cfg, driver.HandoffAuto)
+}
+
+// StartGapDriver runs the driver with --handoff=gap.
+func (contractHarness) StartGapDriver(t *testing.T, cfg *rest.Config) *inprocess.Manager {
+	return startDriver(t, cfg, driver.HandoffGap)
+}
+
+func startDriver(t *testing.T, cfg *rest.Config, handoff string) *inprocess.Manager {
 	opts := cilium.Options{PlaceholderNamespace: placeholderNS}
 	opts.Driver.Concurrency = 4
+	opts.Driver.Handoff = handoff
 	return inprocess.Start(t, cfg, func(mgr ctrl.Manager) error { return cilium.Setup(mgr, opts) }, opts.ManagerOptions)
 }
 

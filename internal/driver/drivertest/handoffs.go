@@ -151,6 +151,33 @@ func holdComesBack(t *testing.T, g *WithT, s *suite) {
 	s.held(g, addrs)
 }
 
+// upgradeToShared: a driver forced to the gap handoff gives a Service that
+// could share the address by the gap handoff, and says so; it writes no
+// finalizer. A driver of the default mode, started in its place, upgrades
+// the carrier to the shared handoff (the carrier finalizer) without the
+// Service ever letting go of the address, and makes no hold meanwhile.
+func upgradeToShared(t *testing.T, g *WithT, s *suite, holder ServiceHolder) {
+	ns, addrs := s.heldClaim(t, g, v1alpha1.IPv4)
+	ip := addrs[0].Address
+	restart := s.stopDriver(t)
+	gap := holder.StartGapDriver(t, s.cfg)
+	s.kit.Create(g, b.Service(ns, "a", b.ForClaim("web")))
+	s.carried(g, ns, "a", addrs)
+	g.Eventually(s.condition(g, addrs[0].Name, v1alpha1.ConditionAssociated), timeout, tick).Should(And(
+		HaveField("Reason", driver.ReasonGapHandoff), HaveField("Message", ContainSubstring(driver.ReasonGapForced))))
+	g.Eventually(s.kit.Holders(g, ip), timeout, tick).Should(Equal([]string{ns + "/a"}), "the hold went")
+	g.Expect(s.kit.Service(g, ns, "a").Finalizers).To(BeEmpty(), "a gap pin needs no finalizer")
+	gap.Stop()
+
+	watcher := testkit.WatchIPs(t, g, s.cfg, ip)
+	restart()
+	g.Eventually(func() []string { return s.kit.Service(g, ns, "a").Finalizers }, timeout, tick).Should(
+		ContainElement(v1alpha1.DriverCarrierFinalizer(s.h.Provisioner())))
+	g.Eventually(s.kit.AddressReason(g, addrs[0].Name, v1alpha1.ConditionAssociated), timeout, tick).Should(Equal(driver.ReasonSharedHandoff))
+	g.Consistently(s.kit.Holders(g, ip), settle, tick).Should(Equal([]string{ns + "/a"}), "the Service keeps the address, and no hold is made")
+	g.Expect(watcher.Gaps()[ip]).To(BeEmpty())
+}
+
 // holderOf reads the one Service outside the tenant's namespace ns that
 // reports ip, the backend's hold, as "namespace/name"; "" while another
 // Service, or none, or more than one, reports it.

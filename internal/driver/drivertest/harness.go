@@ -77,8 +77,12 @@ type HandPinner interface {
 // (a driver.Sharer). With it the suite also checks the handoffs: the
 // shared one never leaves an address unreported, the gap one is taken
 // where the backend cannot share, and a hold deleted behind the driver's
-// back comes back.
+// back comes back; and a driver forced to the gap handoff, then upgraded.
 type ServiceHolder interface {
+	// StartGapDriver is StartDriver with the driver forced to the gap
+	// handoff (driver.Options.Handoff set to driver.HandoffGap).
+	StartGapDriver(t *testing.T, cfg *rest.Config) *inprocess.Manager
+
 	// Unshareable returns the shapes of Service the backend cannot share an
 	// address with its hold, by the word the driver gives as why (in the
 	// message of the address's Associated condition).

@@ -72,6 +72,7 @@ func specs(h Harness) []spec {
 			spec{"handoff/shared, the addresses never unreported", sharedHandoff},
 			spec{"handoff/gap, where the backend cannot share", func(t *testing.T, g *WithT, s *suite) { gapHandoff(t, g, s, holder) }},
 			spec{"handoff/a hold deleted behind the driver's back comes back", holdComesBack},
+			spec{"handoff/gap forced, then the upgrade to shared", func(t *testing.T, g *WithT, s *suite) { upgradeToShared(t, g, s, holder) }},
 		)
 	}
 	out = append(out,

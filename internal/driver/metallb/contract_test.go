@@ -52,6 +52,12 @@ func (contractHarness) StartDriver(t *testing.T, cfg *rest.Config) *inprocess.Ma
 	return inprocess.Start(t, cfg, func(mgr ctrl.Manager) error { return metallb.Setup(mgr, opts) }, opts.ManagerOptions)
 }
 
+// StartGapDriver runs the driver with --handoff=gap.
+func (contractHarness) StartGapDriver(t *testing.T, cfg *rest.Config) *inprocess.Manager {
+	opts := mt.DriverOptions(driver.HandoffGap)
+	return inprocess.Start(t, cfg, func(mgr ctrl.Manager) error { return metallb.Setup(mgr, opts) }, opts.ManagerOptions)
+}
+
 func (contractHarness) Ranges() (v4, v6 netip.Prefix) {
 	p4, p6 := mt.FreshRange()
 	return netip.MustParsePrefix(p4), netip.MustParsePrefix(p6)
