@@ -34,9 +34,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/cilium"
 	"github.com/cozystack/address-controller/internal/driver/drivertest"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
+	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/inprocess"
 )
 
@@ -58,8 +60,18 @@ type contractHarness struct{}
 func (contractHarness) Provisioner() string { return v1alpha1.ProvisionerCilium }
 
 func (contractHarness) StartDriver(t *testing.T, cfg *rest.Config) *inprocess.Manager {
+	return startDriver(t, cfg, driver.HandoffAuto)
+}
+
+// StartGapDriver runs the driver with --handoff=gap.
+func (contractHarness) StartGapDriver(t *testing.T, cfg *rest.Config) *inprocess.Manager {
+	return startDriver(t, cfg, driver.HandoffGap)
+}
+
+func startDriver(t *testing.T, cfg *rest.Config, handoff string) *inprocess.Manager {
 	opts := cilium.Options{PlaceholderNamespace: placeholderNS}
 	opts.Driver.Concurrency = 4
+	opts.Driver.Handoff = handoff
 	return inprocess.Start(t, cfg, func(mgr ctrl.Manager) error { return cilium.Setup(mgr, opts) }, opts.ManagerOptions)
 }
 
@@ -86,4 +98,11 @@ func (contractHarness) Leftovers(ctx context.Context, c client.Client, class str
 	pools.SetGroupVersionKind(cilium.PoolGVK.GroupVersion().WithKind(cilium.PoolGVK.Kind + "List"))
 	more, err := drivertest.Objects(ctx, c, pools, cilium.PoolGVK.Kind, "", map[string]string{v1alpha1.LabelClass: placeholder.LabelValue(class)})
 	return append(out, more...), err
+}
+
+// Unshareable are the Services LB-IPAM shares no address with the driver's
+// hold: one under traffic policy Local (with a selector), one on the hold's
+// port.
+func (contractHarness) Unshareable() map[string]b.ServiceOption {
+	return map[string]b.ServiceOption{"LocalTrafficPolicy": b.LocalTraffic(), "PortCollision": b.Port(9)}
 }

@@ -33,16 +33,14 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/core"
-	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/cilium"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/inprocess"
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
-// These tests cover what the contract suite does not: which handoff the
-// driver picks for each shape of Service, and how a class's bad input is
-// reported.
+// These tests cover what the contract suite does not: how a class's bad
+// input is reported.
 
 // startBoth runs the core and the Cilium driver in the test process until t
 // ends.
@@ -74,57 +72,6 @@ func rendered(g Gomega, class string) func() metav1.Condition {
 		g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: class}, c)).To(Succeed())
 		cond := testkit.Condition(c.Status.Conditions, v1alpha1.ConditionRendered)
 		return metav1.Condition{Status: cond.Status, Reason: cond.Reason, Message: cond.Message}
-	}
-}
-
-// TestHandoffModes: a workload LB-IPAM lets share an address with its hold
-// gets it by the shared handoff, in every family; one it would not (traffic
-// policy Local, the hold's port) by the gap handoff. Either way the Service
-// reports exactly the claim's addresses, and a placeholder holds them again
-// once it lets go.
-func TestHandoffModes(t *testing.T) {
-	startBoth(t)
-	for _, tc := range []struct {
-		name   string
-		family v1alpha1.IPFamily
-		shape  []b.ServiceOption
-		reason string
-	}{
-		{"shared/IPv4", v1alpha1.IPv4, nil, driver.ReasonSharedHandoff},
-		{"shared/IPv6", v1alpha1.IPv6, []b.ServiceOption{b.IPv6Only()}, driver.ReasonSharedHandoff},
-		{"shared/dual-stack", v1alpha1.Dual, []b.ServiceOption{b.DualStack()}, driver.ReasonSharedHandoff},
-		{"gap/traffic policy Local", v1alpha1.IPv4, []b.ServiceOption{b.LocalTraffic()}, driver.ReasonGapHandoff},
-		{"gap/the hold's port", v1alpha1.IPv4, []b.ServiceOption{b.Port(9)}, driver.ReasonGapHandoff},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			ns := kit.Namespace(t)
-			class := ciliumClass(t, g)
-			kit.Create(g, b.Claim(ns, "web", b.OfClass(class), b.Family(tc.family)))
-			g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
-			addrs := kit.Claim(g, ns, "web").Status.Addresses
-			ips := make([]string, 0, len(addrs))
-			for _, a := range addrs {
-				ips = append(ips, a.Address)
-				g.Eventually(kit.Holders(g, a.Address), timeout, tick).Should(ConsistOf(HavePrefix(placeholderNS + "/")))
-			}
-
-			svc := b.Service(ns, "svc", append([]b.ServiceOption{b.ForClaim("web")}, tc.shape...)...)
-			kit.Create(g, svc)
-			g.Eventually(kit.Ingress(g, ns, "svc"), timeout, tick).Should(ConsistOf(ips))
-			for _, a := range addrs {
-				g.Eventually(kit.AddressReason(g, a.Name, v1alpha1.ConditionAssociated), timeout, tick).Should(Equal(tc.reason))
-				g.Eventually(kit.Holders(g, a.Address), timeout, tick).Should(Equal([]string{ns + "/svc"}), "the hold goes")
-			}
-
-			kit.SetAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim, "")
-			g.Eventually(kit.Ingress(g, ns, "svc"), timeout, tick).Should(BeEmpty())
-			for _, a := range addrs {
-				g.Eventually(kit.Holders(g, a.Address), timeout, tick).Should(ConsistOf(HavePrefix(placeholderNS + "/")))
-				g.Eventually(kit.AddressReason(g, a.Name, v1alpha1.ConditionAssociated), timeout, tick).Should(Equal(driver.ReasonNotAssociated))
-			}
-			g.Expect(kit.Service(g, ns, "svc").Labels).NotTo(HaveKey(cilium.LabelPool), "the pool no longer selects it")
-		})
 	}
 }
 

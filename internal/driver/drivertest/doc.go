@@ -32,16 +32,32 @@ limitations under the License.
 // Service) and under Delete (the address goes and the backend frees it);
 // capacity and use (the class's status.capacity, used and available, per
 // family, follow claims as they come and go, a burst written in batches);
-// association (a Service naming a claim reports exactly its addresses, and
-// none once it stops); refusal (a claim of another namespace, a claim not
-// Bound); conflict (a Service another load balancer gives a bound address
-// turns it Conflict; with HandPinner, a hand pin on a held address is
-// refused); duplicate (an admin's copy of an address the driver recorded,
-// made within the same second as it, is Pending (Duplicate) within seconds
-// and held by nothing, while the recorded one stays Bound and held); teardown (no backend state and no driver pin left once claims,
-// addresses and classes are gone); and a crash: the driver killed right
-// after its first, second or third write of each step of a claim's life,
-// after which a new driver completes the step.
+// association (a Service naming a claim reports exactly its addresses, a
+// plain Service none; they go back to the backend once it stops naming it
+// or goes, and come to the next Service naming it); refusal (every request
+// the driver cannot honour: a claim of another namespace, missing, not
+// Bound, another driver's, carried by another Service, of other families,
+// a Service of another type; reported once, with no address and no pin);
+// re-targeting (a Pending claim moved to another class is provisioned
+// there, its old request withdrawn); conflict (a Service another load
+// balancer gives a bound address turns it Conflict, also when it came
+// while the driver was down and carries the labels of a hold; with
+// HandPinner, a hand pin on a held address is refused); duplicate (an
+// admin's copy of an address the driver recorded, made within the same
+// second as it, is Pending (Duplicate) within seconds, held by nothing and
+// rewritten by nobody, while the recorded one stays Bound and held);
+// adoption, with HandPinner (a Service pinned by hand keeps its address
+// while an admin records it for a claim the Service then names); with the
+// core down (the driver writes an address's status only after the core
+// has; a claim deleted under Delete gets no hold on its way out); teardown
+// (no backend state and no driver pin left once claims, addresses and
+// classes are gone); and a crash: the driver killed right after its first,
+// second or third write of each step of a claim's life, after which a new
+// driver completes the step (with ServiceHolder, and with a shared handoff
+// never leaving an address unreported). With ServiceHolder, the handoffs:
+// the shared one never leaves an address unreported, the gap one is taken
+// by the Services the backend cannot share with, and a hold deleted behind
+// the driver's back comes back.
 //
 // It is test support: it runs the core (internal/core) in the test process
 // as a cluster runs it beside the driver, and is imported only by tests.

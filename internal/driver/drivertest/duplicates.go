@@ -42,7 +42,8 @@ const duplicateWithin = 10 * time.Second
 // apart. Every round the copy is Pending (Duplicate) within seconds, with
 // a warning naming the recorded one, and the backend holds nothing for it;
 // the recorded one stays Bound to its claim and held, also once the admin
-// deletes the copy. (Left until the claims go, the copy would keep the
+// deletes the copy; once settled, nobody rewrites the copy, and no
+// conflict is reported over it. (Left until the claims go, the copy would keep the
 // address after the recorded one, and a backend would hold it for an
 // IPAddress it did not create.)
 func duplicate(t *testing.T, g *WithT, s *suite) {
@@ -85,7 +86,12 @@ func duplicate(t *testing.T, g *WithT, s *suite) {
 		g.Eventually(s.condition(g, copied.Name, v1alpha1.ConditionHeld), duplicateWithin, tick).Should(And(
 			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", v1alpha1.ReasonDuplicate)), "the backend holds nothing for the copy")
 		s.held(g, []v1alpha1.ClaimedAddress{{Name: first.Name, Address: first.Spec.Address}})
+		settled := s.kit.Address(g, copied.Name).ResourceVersion
 		g.Consistently(state, time.Second, tick).Should(Equal(want), "round %d", i)
+		if !whileBinding {
+			g.Expect(s.kit.Address(g, copied.Name).ResourceVersion).To(Equal(settled), "round %d: nobody rewrites a settled copy", i)
+		}
+		g.Expect(s.kit.EventsAbout(g, a, v1alpha1.EventAddressConflict)()).To(BeEmpty(), "round %d: a copy is no conflict", i)
 
 		// The admin deletes the copy: the recorded one is left as it was.
 		g.Expect(s.c.Delete(context.Background(), copied)).To(Succeed())

@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/inprocess"
 )
 
@@ -68,6 +69,24 @@ type HandPinner interface {
 	// PinByHand sets on svc, before it is created, what an admin writes to
 	// ask the backend for ips.
 	PinByHand(svc *corev1.Service, ips ...netip.Addr)
+}
+
+// ServiceHolder is implemented by a harness whose backend holds an address,
+// while no workload carries it, with a Service of its own that reports it
+// (a driver.Holder), and hands it to a workload by sharing it when it can
+// (a driver.Sharer). With it the suite also checks the handoffs: the
+// shared one never leaves an address unreported, the gap one is taken
+// where the backend cannot share, and a hold deleted behind the driver's
+// back comes back; and a driver forced to the gap handoff, then upgraded.
+type ServiceHolder interface {
+	// StartGapDriver is StartDriver with the driver forced to the gap
+	// handoff (driver.Options.Handoff set to driver.HandoffGap).
+	StartGapDriver(t *testing.T, cfg *rest.Config) *inprocess.Manager
+
+	// Unshareable returns the shapes of Service the backend cannot share an
+	// address with its hold, by the word the driver gives as why (in the
+	// message of the address's Associated condition).
+	Unshareable() map[string]b.ServiceOption
 }
 
 // Prober is implemented by a harness whose driver writes on its own, for

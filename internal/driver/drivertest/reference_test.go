@@ -407,10 +407,18 @@ func (r *reference) Watches() driver.Watches {
 		Handler: handler.EnqueueRequestsFromMapFunc(r.waitingFor)}}}
 }
 
+// waitingFor also forgets the hold of the address that went: an admin's
+// static address carries no finalizer of the driver's, so its deletion
+// never passes through Release (MetalLB's and Cilium's holds go with the
+// IPAddress that owns them).
 func (r *reference) waitingFor(_ context.Context, o client.Object) []reconcile.Request {
 	r.books.mu.Lock()
 	defer r.books.mu.Unlock()
-	waiting := r.books.waiting[o.(*v1alpha1.IPAddress).Spec.ClassName]
+	gone := o.(*v1alpha1.IPAddress)
+	if ip, err := gone.IP(); err == nil && r.books.owner[ip].address == gone.Name {
+		delete(r.books.owner, ip)
+	}
+	waiting := r.books.waiting[gone.Spec.ClassName]
 	reqs := make([]reconcile.Request, 0, len(waiting))
 	for key := range waiting {
 		reqs = append(reqs, reconcile.Request{NamespacedName: key})

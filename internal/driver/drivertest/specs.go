@@ -35,8 +35,9 @@ import (
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
-// specs is the contract, in the order it runs: the crash specs, which stop
-// the driver, come last.
+// specs is the contract, in the order it runs, one spec at a time: some
+// stop the core or the driver for a while, and the crash specs, which kill
+// drivers again and again, come last.
 func specs(h Harness) []spec {
 	var out []spec
 	for _, f := range []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6, v1alpha1.Dual} {
@@ -52,16 +53,33 @@ func specs(h Harness) []spec {
 	for _, f := range []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.Dual} {
 		out = append(out, spec{"association/" + string(f), func(t *testing.T, g *WithT, s *suite) { association(t, g, s, f) }})
 	}
+	hand, _ := h.(HandPinner)
 	out = append(out,
-		spec{"refusal/claim of another namespace", refuseOtherNamespace},
-		spec{"refusal/claim not Bound", refuseNotBound},
+		spec{"refusal/every request the driver cannot honour", func(t *testing.T, g *WithT, s *suite) { refusals(t, g, s, hand) }},
+		spec{"re-targeting/a Pending claim moves to another class", retarget},
 		spec{"conflict/another load balancer reports the address", conflictOtherLoadBalancer},
+		spec{"conflict/a theft while the driver is down", theftWhileDown},
 		spec{"duplicate/an admin's copy of a recorded address", duplicate},
 	)
-	if p, ok := h.(HandPinner); ok {
-		out = append(out, spec{"conflict/hand pin on a held address", func(t *testing.T, g *WithT, s *suite) { conflictHandPin(t, g, s, p) }})
+	if hand != nil {
+		out = append(out,
+			spec{"conflict/hand pin on a held address", func(t *testing.T, g *WithT, s *suite) { conflictHandPin(t, g, s, hand) }},
+			spec{"adoption/a Service pinned by hand keeps its address", func(t *testing.T, g *WithT, s *suite) { adoption(t, g, s, hand) }},
+		)
 	}
-	out = append(out, spec{"teardown", teardown})
+	if holder, ok := h.(ServiceHolder); ok {
+		out = append(out,
+			spec{"handoff/shared, the addresses never unreported", sharedHandoff},
+			spec{"handoff/gap, where the backend cannot share", func(t *testing.T, g *WithT, s *suite) { gapHandoff(t, g, s, holder) }},
+			spec{"handoff/a hold deleted behind the driver's back comes back", holdComesBack},
+			spec{"handoff/gap forced, then the upgrade to shared", func(t *testing.T, g *WithT, s *suite) { upgradeToShared(t, g, s, holder) }},
+		)
+	}
+	out = append(out,
+		spec{"core down/the driver writes an address's status after the core", statusAfterCore},
+		spec{"core down/a claim deleted under Delete makes no hold on the way out", deleteMakesNoHold},
+		spec{"teardown", teardown},
+	)
 	out = append(out, spec{"crash/the writes of each step, counted", func(t *testing.T, g *WithT, s *suite) { crash(t, g, s, -1) }})
 	for n := 0; n <= 2; n++ {
 		out = append(out, spec{fmt.Sprintf("crash/driver killed after write %d of each step", n),
@@ -92,6 +110,8 @@ func provision(t *testing.T, g *WithT, s *suite, family v1alpha1.IPFamily) {
 		g.Expect(a.Spec.ClassName).To(Equal(class))
 		g.Expect(a.Spec.ClaimRef).To(Equal(&v1alpha1.ClaimReference{Namespace: ns, Name: "web", UID: claim.UID}))
 		g.Expect(a.Spec.ReclaimPolicy).To(Equal(v1alpha1.ReclaimRetain))
+		g.Expect(a.Spec.Source.FromClass).NotTo(BeNil(), "provisioned from the class")
+		g.Expect(a.Finalizers).To(ContainElement(v1alpha1.DriverTeardownFinalizer(s.h.Provisioner())))
 		g.Eventually(s.kit.StateOfAddress(g, ca.Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressBound))
 	}
 	g.Expect(got).To(ConsistOf(family.Families()))
@@ -204,63 +224,68 @@ func releaseDelete(t *testing.T, g *WithT, s *suite) {
 }
 
 // association: a Service naming a Bound claim reports exactly the claim's
-// addresses; once it stops naming it, it reports none, and the backend
-// holds them again.
+// addresses, and a plain Service beside it none of them. Once it stops
+// naming the claim, it reports none, keeps no pin of the driver's, and the
+// backend holds them again; naming the claim again brings them back. Once
+// the Service goes, the backend holds them, the claim still Bound, and
+// another Service naming the claim gets the same addresses.
 func association(t *testing.T, g *WithT, s *suite, family v1alpha1.IPFamily) {
 	ns, addrs := s.heldClaim(t, g, family)
-	opts := []b.ServiceOption{b.ForClaim("web")}
+	var shape []b.ServiceOption
 	if family == v1alpha1.Dual {
-		opts = append(opts, b.DualStack())
+		shape = append(shape, b.DualStack())
 	}
-	svc := b.Service(ns, "svc", opts...)
-	s.kit.Create(g, svc)
-	g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(ConsistOf(ips(addrs)))
+	svc := b.Service(ns, "svc", append([]b.ServiceOption{b.ForClaim("web")}, shape...)...)
+	s.kit.Create(g, svc, b.Service(ns, "plain", shape...))
+	s.carried(g, ns, "svc", addrs)
 	for _, a := range addrs {
 		g.Eventually(s.associatedTo(g, a.Name), timeout, tick).Should(And(
 			HaveField("Kind", "Service"), HaveField("Namespace", ns), HaveField("Name", "svc"), HaveField("UID", svc.UID)))
 		g.Eventually(s.condition(g, a.Name, v1alpha1.ConditionAssociated), timeout, tick).Should(HaveField("Status", metav1.ConditionTrue))
 	}
-	g.Consistently(s.kit.Ingress(g, ns, "svc"), settle, tick).Should(ConsistOf(ips(addrs)))
+	g.Expect(s.kit.Service(g, ns, "svc").Annotations).To(HaveKey(v1alpha1.AnnotationPinnedBy), "the driver marks its pin")
+	g.Consistently(func(g Gomega) {
+		g.Expect(s.kit.Ingress(g, ns, "svc")()).To(ConsistOf(ips(addrs)), "the carrier keeps the addresses")
+		g.Expect(s.kit.Ingress(g, ns, "plain")()).To(BeEmpty(), "a plain Service never gets them")
+	}, settle, tick).Should(Succeed())
 
 	s.kit.SetAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim, "")
 	g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(BeEmpty())
+	s.letGo(g, ns, addrs)
+	g.Expect(s.kit.Service(g, ns, "svc").Annotations).NotTo(HaveKey(v1alpha1.AnnotationPinnedBy), "the driver's pin goes")
+	for _, a := range addrs {
+		g.Expect(s.kit.EventsAbout(g, s.kit.Address(g, a.Name), v1alpha1.EventDissociated)()).NotTo(BeEmpty(), "%s reports the dissociation", a.Address)
+	}
+	s.noConflictReported(g, addrs)
+
+	s.kit.SetAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim, "web")
+	s.carried(g, ns, "svc", addrs)
+
+	g.Expect(s.c.Delete(context.Background(), s.kit.Service(g, ns, "svc"))).To(Succeed())
+	g.Eventually(s.kit.Gone(svc), timeout, tick).Should(BeTrue())
+	s.letGo(g, ns, addrs)
+	s.kit.Create(g, b.Service(ns, "next", append([]b.ServiceOption{b.ForClaim("web")}, shape...)...))
+	s.carried(g, ns, "next", addrs)
+	for _, a := range addrs {
+		g.Eventually(s.associatedTo(g, a.Name), timeout, tick).Should(HaveField("Name", "next"))
+	}
+	s.noConflictReported(g, addrs)
+}
+
+// carried waits until Service name reports exactly addrs.
+func (s *suite) carried(g *WithT, ns, name string, addrs []v1alpha1.ClaimedAddress) {
+	g.Eventually(s.kit.Ingress(g, ns, name), timeout, tick).Should(ConsistOf(ips(addrs)), "Service %s/%s carries the claim's addresses", ns, name)
+}
+
+// letGo waits until no Service is associated with addrs and the backend
+// holds them, and checks that claim "web" of ns is still Bound: a Service
+// letting go never releases.
+func (s *suite) letGo(g *WithT, ns string, addrs []v1alpha1.ClaimedAddress) {
 	for _, a := range addrs {
 		g.Eventually(s.associatedTo(g, a.Name), timeout, tick).Should(BeNil())
 	}
 	s.held(g, addrs)
-	g.Expect(s.kit.StateOfClaim(g, ns, "web")()).To(HaveField("Phase", v1alpha1.ClaimBound), "detaching never releases")
-	s.noConflictReported(g, addrs)
-}
-
-// refused checks that svc is refused with a Warning AssociationRefused
-// whose note contains why, and never gets an address.
-func (s *suite) refused(g *WithT, svc *corev1.Service, why string) {
-	s.kit.Create(g, svc)
-	g.Eventually(s.kit.EventsAbout(g, svc, v1alpha1.EventAssociationRefused), timeout, tick).Should(ContainElement(ContainSubstring(why)))
-	g.Consistently(s.kit.Ingress(g, svc.Namespace, svc.Name), settle, tick).Should(BeEmpty())
-}
-
-// refuseOtherNamespace: a claim is looked up in the Service's own namespace
-// only.
-func refuseOtherNamespace(t *testing.T, g *WithT, s *suite) {
-	_, addrs := s.heldClaim(t, g, v1alpha1.IPv4)
-	other := s.kit.Namespace(t)
-	s.refused(g, b.Service(other, "svc", b.ForClaim("web")), "IPAddressClaim web not found in namespace "+other)
-	g.Expect(s.associatedTo(g, addrs[0].Name)()).To(BeNil())
-}
-
-// refuseNotBound: a Service naming a claim that waits for an address gets
-// nothing, and is told why.
-func refuseNotBound(t *testing.T, g *WithT, s *suite) {
-	ns := s.kit.Namespace(t)
-	v4, _ := s.h.Ranges()
-	class := s.class(t, g, v1alpha1.ReclaimRetain, smaller(v4, 32, 5))
-	s.claim(g, ns, "first", class, v1alpha1.IPv4)
-	s.bound(g, ns, "first")
-	s.claim(g, ns, "second", class, v1alpha1.IPv4)
-	g.Eventually(s.kit.StateOfClaim(g, ns, "second"), timeout, tick).Should(
-		HaveField("Reason", v1alpha1.ReasonWaitingForProvisioning))
-	s.refused(g, b.Service(ns, "svc", b.ForClaim("second")), "IPAddressClaim second is not Bound (phase Pending)")
+	g.Expect(s.kit.StateOfClaim(g, ns, "web")()).To(HaveField("Phase", v1alpha1.ClaimBound), "a Service letting go never releases")
 }
 
 // conflictOtherLoadBalancer: a Service that another load balancer gives a
@@ -283,6 +308,31 @@ func conflictOtherLoadBalancer(t *testing.T, g *WithT, s *suite) {
 	g.Eventually(s.kit.EventsAbout(g, thief, v1alpha1.EventAddressConflict), timeout, tick).Should(
 		ContainElement(ContainSubstring("claim " + ns + "/web")))
 	g.Expect(s.kit.StateOfClaim(g, ns, "web")()).To(HaveField("Phase", v1alpha1.ClaimBound), "a conflict takes no binding away")
+
+	g.Expect(s.c.Delete(context.Background(), thief)).To(Succeed())
+	g.Eventually(s.kit.StateOfAddress(g, addrs[0].Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressBound))
+	s.held(g, addrs)
+}
+
+// theftWhileDown: a Service that another load balancer gives a bound
+// address while the driver is down is found at the driver's start, though
+// it carries the labels of the backend's holds (in a tenant's namespace,
+// labels are no proof of anything); once it goes, the address is Bound and
+// held again.
+func theftWhileDown(t *testing.T, g *WithT, s *suite) {
+	ns, addrs := s.heldClaim(t, g, v1alpha1.IPv4)
+	restart := s.stopDriver(t)
+	thief := b.Service(ns, "thief", b.OfLoadBalancerClass("example.com/another-load-balancer"),
+		b.WithLabel(v1alpha1.LabelPlaceholder, v1alpha1.PlaceholderHold), b.WithLabel(v1alpha1.LabelAddress, addrs[0].Name))
+	s.kit.Create(g, thief)
+	thief.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: addrs[0].Address}}
+	g.Expect(s.c.Status().Update(context.Background(), thief)).To(Succeed())
+	restart()
+
+	g.Eventually(s.kit.StateOfAddress(g, addrs[0].Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressConflict))
+	g.Eventually(s.kit.EventsAbout(g, s.kit.Address(g, addrs[0].Name), v1alpha1.EventAddressConflict), timeout, tick).Should(
+		ContainElement(ContainSubstring(ns + "/thief")))
+	g.Expect(s.kit.StateOfClaim(g, ns, "web")()).To(HaveField("Phase", v1alpha1.ClaimBound), "the binding is not lost")
 
 	g.Expect(s.c.Delete(context.Background(), thief)).To(Succeed())
 	g.Eventually(s.kit.StateOfAddress(g, addrs[0].Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressBound))
@@ -351,7 +401,9 @@ func teardown(t *testing.T, g *WithT, s *suite) {
 // step took n writes or fewer when the suite counted them (n < 0, the
 // first crash spec), the driver is killed after its last write but one.
 // The spec fails if the driver does not make that many, and the next driver
-// proves the step was cut short by writing to finish it.
+// proves the step was cut short by writing to finish it. With a
+// ServiceHolder, some Service reports each address throughout the
+// association and the dissociation, crash or not.
 func crash(t *testing.T, g *WithT, s *suite, n int) {
 	ns := s.kit.Namespace(t)
 	v4, v6 := s.h.Ranges()
@@ -410,6 +462,10 @@ func crash(t *testing.T, g *WithT, s *suite, n int) {
 	claim := s.kit.Claim(g, ns, "web")
 	g.Consistently(func() int { return len(s.addressesOf(g, claim)) }, settle, tick).Should(Equal(2), "one address of each family, no more")
 
+	var watcher *testkit.IPWatcher
+	if _, ok := s.h.(ServiceHolder); ok {
+		watcher = testkit.WatchIPs(t, g, s.cfg, ips(addrs)...)
+	}
 	svc := b.Service(ns, "svc", b.ForClaim("web"), b.DualStack())
 	killedDuring("association", func() { s.kit.Create(g, svc) }, func() {
 		g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(ConsistOf(ips(addrs)))
@@ -428,6 +484,14 @@ func crash(t *testing.T, g *WithT, s *suite, n int) {
 		}
 	})
 	s.noConflictReported(g, addrs)
+	if watcher != nil {
+		for _, a := range addrs {
+			g.Eventually(s.holderOf(g, ns, a.Address), timeout, tick).ShouldNot(BeEmpty(), "the hold has %s back", a.Address)
+		}
+		for ip, gaps := range watcher.Gaps() {
+			g.Expect(gaps).To(BeEmpty(), "a shared handoff never leaves %s unreported, crash or not", ip)
+		}
+	}
 
 	killedDuring("release", func() { g.Expect(s.c.Delete(context.Background(), b.Claim(ns, "web"))).To(Succeed()) }, func() {
 		for _, a := range addrs {

@@ -56,9 +56,7 @@ func Run(t *testing.T, cfg *rest.Config, h Harness) {
 	// anything of its classes.
 	kit := testkit.New(c).Tidy(testkit.Tidying{Within: timeout, Leftovers: h.Leftovers})
 	s := &suite{h: h, cfg: cfg, c: c, kit: kit, t: t, stepWrites: map[string]int{}}
-	inprocess.Start(t, cfg, func(mgr ctrl.Manager) error {
-		return core.Setup(mgr, core.Options{ClaimConcurrency: 4, AddressConcurrency: 4, ClassConcurrency: 1})
-	})
+	s.core = s.startCore()
 	s.driver = h.StartDriver(t, cfg)
 	for _, sp := range specs(h) {
 		t.Run(sp.name, func(t *testing.T) { sp.run(t, NewWithT(t), s) })
@@ -78,12 +76,47 @@ type suite struct {
 	cfg *rest.Config
 	c   client.Client
 	kit *testkit.Kit
-	// t is Run's test: the driver outlives the spec that restarts it.
-	t      *testing.T
-	driver *inprocess.Manager
+	// t is Run's test: the core and the driver outlive the spec that
+	// restarts them.
+	t            *testing.T
+	core, driver *inprocess.Manager
 	// stepWrites counts the writes of each step of a claim's life, as the
 	// first crash spec saw them.
 	stepWrites map[string]int
+}
+
+// startCore runs a core, as a cluster runs it beside the driver, until
+// Run's test ends.
+func (s *suite) startCore() *inprocess.Manager {
+	return inprocess.Start(s.t, s.cfg, func(mgr ctrl.Manager) error {
+		return core.Setup(mgr, core.Options{ClaimConcurrency: 4, AddressConcurrency: 4, ClassConcurrency: 1})
+	})
+}
+
+// stopCore stops the core for a while: restart starts it again, as does
+// the end of t if the spec failed before it did (tidying needs it).
+func (s *suite) stopCore(t *testing.T) (restart func()) {
+	s.core.Stop()
+	restart = func() {
+		if !s.core.Running() {
+			s.core = s.startCore()
+		}
+	}
+	t.Cleanup(restart)
+	return restart
+}
+
+// stopDriver stops the driver for a while: restart starts a new one, as
+// does the end of t if the spec failed before it did.
+func (s *suite) stopDriver(t *testing.T) (restart func()) {
+	s.driver.Stop()
+	restart = func() {
+		if !s.driver.Running() {
+			s.driver = s.h.StartDriver(s.t, s.cfg)
+		}
+	}
+	t.Cleanup(restart)
+	return restart
 }
 
 // class creates a class of the backend over ranges with policy and waits

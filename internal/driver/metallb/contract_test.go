@@ -52,6 +52,12 @@ func (contractHarness) StartDriver(t *testing.T, cfg *rest.Config) *inprocess.Ma
 	return inprocess.Start(t, cfg, func(mgr ctrl.Manager) error { return metallb.Setup(mgr, opts) }, opts.ManagerOptions)
 }
 
+// StartGapDriver runs the driver with --handoff=gap.
+func (contractHarness) StartGapDriver(t *testing.T, cfg *rest.Config) *inprocess.Manager {
+	opts := mt.DriverOptions(driver.HandoffGap)
+	return inprocess.Start(t, cfg, func(mgr ctrl.Manager) error { return metallb.Setup(mgr, opts) }, opts.ManagerOptions)
+}
+
 func (contractHarness) Ranges() (v4, v6 netip.Prefix) {
 	p4, p6 := mt.FreshRange()
 	return netip.MustParsePrefix(p4), netip.MustParsePrefix(p6)
@@ -78,3 +84,10 @@ func (contractHarness) PinByHand(svc *corev1.Service, ips ...netip.Addr) {
 
 // ProbeWrites are the gate's questions to MetalLB, asked at every start.
 func (contractHarness) ProbeWrites() []string { return []string{"/services/metallb-iad-probe-"} }
+
+// Unshareable are the Services MetalLB shares no address with the driver's
+// hold: one under traffic policy Local (with a selector), one on the hold's
+// port.
+func (contractHarness) Unshareable() map[string]b.ServiceOption {
+	return map[string]b.ServiceOption{"LocalTrafficPolicy": b.LocalTraffic(), "PortCollision": b.Port(9)}
+}

@@ -35,6 +35,7 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
 // ClassCondition reads a class's Rendered condition as "Status Reason: message".
@@ -149,4 +150,10 @@ func SetParameters(g Gomega, class, parameters string) {
 		c.Spec.Parameters = b.Class("", "", b.Parameters(parameters)).Spec.Parameters
 		return Client.Update(context.Background(), c)
 	}, Timeout, Tick).Should(Succeed(), "class %s takes parameters %s", class, parameters)
+}
+
+// WatchIPs watches every Service of the cluster for the IPs given until the
+// test ends.
+func WatchIPs(t *testing.T, g Gomega, ips ...string) *testkit.IPWatcher {
+	return testkit.WatchIPs(t, g, Cluster.Config, ips...)
 }

@@ -18,21 +18,18 @@ package stoptest
 
 import (
 	"context"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
 	b "github.com/cozystack/address-controller/test/builder"
-	"github.com/cozystack/address-controller/test/testkit"
 )
 
 // TestAnAllocationNothingNeedsGoes: while MetalLB is down, a claim asks the
@@ -72,27 +69,4 @@ func TestAnAllocationNothingNeedsGoes(t *testing.T) {
 		}
 		return unrecorded
 	}, 2*time.Second, mt.Tick).Should(BeEmpty(), "no placeholder holds an address the ledger does not record")
-}
-
-// TestTheDriverWritesAnAddressStatusAfterTheCore: the driver holds a new
-// address at once, but writes its conditions only after the core's first
-// pass has written the address's phase; both writing a new address's status
-// at the same moment, one of the two writes would be refused.
-func TestTheDriverWritesAnAddressStatusAfterTheCore(t *testing.T) {
-	mt.StartDriver(t)
-	g := NewWithT(t)
-	class, v4, _ := mt.Class(t, g, false)
-	ip := netip.MustParsePrefix(v4).Addr().Next()
-	name := "ip-" + mt.Dashed(ip.String())
-	mt.Kit.Make(t, g, b.Address(name, ip.String(), class))
-	mt.HeldByPlaceholder(g, ip.String())
-	g.Consistently(func() []metav1.Condition { return mt.Kit.Address(g, name).Status.Conditions }, 2*time.Second, mt.Tick).
-		Should(BeEmpty(), "no status before the core's")
-
-	mt.StartCore(t)
-	g.Eventually(mt.Kit.StateOfAddress(g, name), mt.Timeout, mt.Tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
-	g.Eventually(func() string {
-		return testkit.Reason(mt.Kit.Address(g, name).Status.Conditions, v1alpha1.ConditionHeld)
-	}, mt.Timeout, mt.Tick).
-		Should(Equal(driver.ReasonHeld))
 }

@@ -34,39 +34,6 @@ import (
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
-// TestDeleteReclaimMakesNoHoldOnTheWayOut: under Delete, a claim being
-// deleted ends its Service's association, and the address is not held again,
-// since the core is about to delete it. The core is stopped meanwhile, so that
-// the window in which a hold could be made stays open.
-func TestDeleteReclaimMakesNoHoldOnTheWayOut(t *testing.T) {
-	core := mt.StartCore(t)
-	mt.StartDriver(t)
-	g := NewWithT(t)
-	ns := mt.Namespace(t)
-	class, _, _ := mt.Class(t, g, false, b.ClassReclaim(v1alpha1.ReclaimDelete))
-	mt.Kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
-	addr := mt.BoundAddress(g, ns, "web")
-	mt.Kit.Create(g, b.Service(ns, "svc", b.ForClaim("web")))
-	g.Eventually(mt.IngressOf(g, ns, "svc"), mt.Timeout, mt.Tick).Should(Equal([]string{addr.Address}))
-	g.Eventually(mt.Placeholders(g, addr.Name), mt.Timeout, mt.Tick).Should(BeEmpty())
-
-	core.Stop()
-	g.Expect(mt.Client.Delete(context.Background(), b.Claim(ns, "web"))).To(Succeed())
-	g.Eventually(func() map[string]string { return mt.Kit.Service(g, ns, "svc").Annotations }, mt.Timeout, mt.Tick).
-		ShouldNot(HaveKey("metallb.io/loadBalancerIPs"))
-	g.Eventually(func() string {
-		return testkit.Reason(mt.Kit.Address(g, addr.Name).Status.Conditions, v1alpha1.ConditionHeld)
-	},
-		mt.Timeout, mt.Tick).Should(Equal("Reclaiming"))
-	g.Consistently(mt.Placeholders(g, addr.Name), 2*time.Second, mt.Tick).Should(BeEmpty(),
-		"a hold was made for an address its claim's deletion is about to delete")
-
-	mt.StartCore(t)
-	g.Eventually(mt.Kit.Gone(b.Address(addr.Name, "", "")), mt.Timeout, mt.Tick).Should(BeTrue())
-	g.Eventually(mt.Kit.Gone(b.Claim(ns, "web")), mt.Timeout, mt.Tick).Should(BeTrue())
-	mt.AddressIsFree(g, ns, addr.Address)
-}
-
 // TestCrashBetweenRecordingSteps rebuilds, with the driver stopped, the
 // state a crash leaves between two recording steps, and checks the driver
 // converges from it with no duplicate and no leaked placeholder.

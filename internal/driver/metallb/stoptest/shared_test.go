@@ -35,46 +35,6 @@ import (
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
-// TestForcedGapHandoff: with --handoff=gap a Service MetalLB could share
-// with still takes the gap handoff, and says so.
-func TestForcedGapHandoff(t *testing.T) {
-	mt.StartCore(t)
-	mt.StartDriverWith(t, driver.HandoffGap)
-	g := NewWithT(t)
-	ns, _, _, addr := mt.ClaimedAndHeld(t, g)
-	mt.Kit.Create(g, b.Service(ns, "a", b.ForClaim("web")))
-	g.Eventually(mt.IngressOf(g, ns, "a"), mt.Timeout, mt.Tick).Should(Equal([]string{addr.Address}))
-	g.Eventually(mt.Kit.AddressReason(g, addr.Name, v1alpha1.ConditionAssociated), mt.Timeout, mt.Tick).Should(Equal(driver.ReasonGapHandoff))
-	g.Expect(testkit.Condition(mt.Kit.Address(g, addr.Name).Status.Conditions, v1alpha1.ConditionAssociated).Message).
-		To(ContainSubstring(driver.ReasonGapForced))
-	g.Expect(mt.Kit.Service(g, ns, "a").Finalizers).To(BeEmpty())
-}
-
-// TestUpgradeToTheSharedHandoff: a Service carried by a gap pin of an
-// earlier version (no key, no finalizer) gets the key and the finalizer
-// without ever losing its address, and no hold is made meanwhile.
-func TestUpgradeToTheSharedHandoff(t *testing.T) {
-	mt.StartCore(t)
-	old := mt.StartDriverWith(t, driver.HandoffGap)
-	g := NewWithT(t)
-	ns, _, _, addr := mt.ClaimedAndHeld(t, g)
-	mt.Kit.Create(g, b.Service(ns, "a", b.ForClaim("web")))
-	g.Eventually(mt.IngressOf(g, ns, "a"), mt.Timeout, mt.Tick).Should(Equal([]string{addr.Address}))
-	g.Eventually(mt.Placeholders(g, addr.Name), mt.Timeout, mt.Tick).Should(BeEmpty())
-	old.Stop()
-
-	watcher := mt.WatchIPs(t, g, addr.Address)
-	mt.StartDriver(t)
-	g.Eventually(func() map[string]string { return mt.Kit.Service(g, ns, "a").Annotations }, mt.Timeout, mt.Tick).Should(
-		HaveKey("metallb.io/allow-shared-ip"))
-	g.Eventually(func() []string { return mt.Kit.Service(g, ns, "a").Finalizers }, mt.Timeout, mt.Tick).Should(
-		ContainElement(v1alpha1.DriverCarrierFinalizer(mt.Provisioner)))
-	g.Eventually(mt.Kit.AddressReason(g, addr.Name, v1alpha1.ConditionAssociated), mt.Timeout, mt.Tick).Should(Equal(driver.ReasonSharedHandoff))
-	g.Consistently(mt.IngressOf(g, ns, "a"), 2*time.Second, mt.Tick).Should(Equal([]string{addr.Address}))
-	g.Expect(mt.Placeholders(g, addr.Name)()).To(BeEmpty())
-	g.Expect(watcher.Gaps()[addr.Address]).To(BeEmpty())
-}
-
 // TestACarrierDeletedWhileTheDriverIsDown: the carrier finalizer keeps a
 // Service Terminating while the driver is down; the operating manual's
 // procedure lets it go, and the driver, back, holds the address again.

@@ -17,35 +17,15 @@ limitations under the License.
 package stoptest
 
 import (
-	"context"
 	"os"
 	"testing"
 
-	. "github.com/onsi/gomega"
-
-	corev1 "k8s.io/api/core/v1"
-
-	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
-	b "github.com/cozystack/address-controller/test/builder"
-	"github.com/cozystack/address-controller/test/inprocess"
 )
 
 // The tests here stop MetalLB, the driver or the core, or run a driver with
 // options of their own: each starts what it needs, one test at a time.
 func TestMain(m *testing.M) { os.Exit(mt.Main(m, mt.Options{})) }
-
-// steal stops the driver, deletes the address's hold and lets thief take the
-// address, then starts the driver again and returns it.
-func steal(t *testing.T, g Gomega, running *inprocess.Manager, addr v1alpha1.ClaimedAddress, thief *corev1.Service) *inprocess.Manager { //nolint:unparam // the restarted driver, for tests that stop it again
-	running.Stop()
-	for _, name := range mt.Placeholders(g, addr.Name)() {
-		g.Expect(mt.Client.Delete(context.Background(), b.Service(mt.PlaceholderNS, name))).To(Succeed())
-	}
-	mt.Kit.Create(g, thief)
-	g.Eventually(mt.IngressOf(g, thief.Namespace, thief.Name), mt.Timeout, mt.Tick).Should(Equal([]string{addr.Address}))
-	return mt.StartDriver(t)
-}
 
 // restartMetalLB starts the MetalLB controller again if a test stopped it
 // and did not start it itself.

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package metallbtest
+package testkit
 
 import (
 	"context"
@@ -28,9 +28,8 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // IPWatcher follows every Service of the cluster through a watch and
@@ -47,9 +46,10 @@ type IPWatcher struct {
 	took map[string]int
 }
 
-// WatchIPs watches every Service for the IPs given until the test ends.
-func WatchIPs(t *testing.T, g Gomega, ips ...string) *IPWatcher {
-	wc, err := client.NewWithWatch(Cluster.Config, client.Options{Scheme: manager.NewScheme()})
+// WatchIPs watches every Service of the cluster cfg reaches for the IPs
+// given until the test ends.
+func WatchIPs(t *testing.T, g Gomega, cfg *rest.Config, ips ...string) *IPWatcher {
+	wc, err := client.NewWithWatch(cfg, client.Options{})
 	g.Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := wc.Watch(ctx, &corev1.ServiceList{})
