@@ -72,6 +72,11 @@ func testLeadersDeletedMidHandoff(t *testing.T) {
 	// The handoff has not ended when the leaders go: B does not report the
 	// address yet.
 	g.Expect(kit.Ingress(g, f.ns, "b")()).To(BeEmpty(), "the handoff ended before the leaders were deleted")
+	if a, err := cs.CoreV1().Services(f.ns).Get(ctx, "a", metav1.GetOptions{}); err == nil {
+		t.Logf("Deleting the leaders while A is still held by %v", a.Finalizers)
+	} else {
+		t.Logf("Deleting the leaders after A is gone (%v)", err)
+	}
 	deleted := time.Now()
 	g.Expect(cs.CoreV1().Pods(harness.DriverNamespace).Delete(ctx, driverLeader, metav1.DeleteOptions{})).To(Succeed())
 	g.Expect(cs.CoreV1().Pods(harness.CoreNamespace).Delete(ctx, coreLeader, metav1.DeleteOptions{})).To(Succeed())
@@ -118,16 +123,25 @@ func leader(ctx context.Context, g Gomega, m harness.Manager, namespace string) 
 // watchClaim watches the claim ns/name until the returned stop is called;
 // stop returns every state the watch saw in which the claim was not Bound
 // to address alone (its deletion, too), and says so if the watch ended
-// before.
+// before or saw nothing (its first event is the claim as it was when the
+// watch began).
 func watchClaim(g Gomega, ns, name, address string) (stop func() []string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := watcher.Watch(ctx, &v1alpha1.IPAddressClaimList{}, client.InNamespace(ns), client.MatchingFields{"metadata.name": name})
 	g.Expect(err).NotTo(HaveOccurred())
 	var seen []string
+	events := 0
 	stopping, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
 		for ev := range w.ResultChan() {
+			select {
+			case <-stopping:
+				// Stopping the watch may end it with an error event.
+				continue
+			default:
+			}
+			events++
 			c, ok := ev.Object.(*v1alpha1.IPAddressClaim)
 			if !ok {
 				seen = append(seen, fmt.Sprintf("%s: %v", ev.Type, ev.Object))
@@ -152,6 +166,9 @@ func watchClaim(g Gomega, ns, name, address string) (stop func() []string) {
 		w.Stop()
 		cancel()
 		<-done
+		if events == 0 {
+			seen = append(seen, "the watch saw no event, not even the claim as it was")
+		}
 		return seen
 	}
 }
