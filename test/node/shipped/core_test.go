@@ -138,37 +138,46 @@ func checkMetrics(t *testing.T, g Gomega, ns string) {
 }
 
 // installManager installs this repository's chart of manager m into
-// namespace with helm, from the image called image (only image.tag and
-// image.pullPolicy set), has the test uninstall it when it ends, waits for
-// its Deployment to be Available and checks its one Pod; it returns when
-// helm install began.
-func installManager(t *testing.T, g Gomega, m harness.Manager, namespace, image string) time.Time {
+// namespace with helm, from the image called image (image.tag and
+// image.pullPolicy set, and the values sets), has the test uninstall it when
+// it ends, waits for its Deployment to be Available and checks its Pods:
+// each on a harness node running the imported image, Ready, never
+// restarted, and, with more than one replica, each on a node of its own
+// (the chart's podAntiAffinity, "soft" by default). It returns when helm
+// install began.
+func installManager(t *testing.T, g Gomega, m harness.Manager, namespace, image string, sets ...string) time.Time {
 	t.Helper()
 	ctx := context.Background()
 	ref := archives[image].Ref
 	began := time.Now()
 	install(t, g, string(m), filepath.Join(root, "charts", string(m)), namespace,
-		"image.tag="+tagOf(image), "image.pullPolicy=Never")
+		append([]string{"image.tag=" + tagOf(image), "image.pullPolicy=Never"}, sets...)...)
 
-	// The Deployment turns Available once its Pod passes its readiness
-	// probe, and the Pod runs the imported image on a node.
+	// The Deployment turns Available once its Pods pass their readiness
+	// probe, and each Pod runs the imported image on a node.
+	var replicas int
 	g.Eventually(func(g Gomega) {
 		dep, err := cs.AppsV1().Deployments(namespace).Get(ctx, string(m), metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(available(dep)).To(BeTrue(), "the Deployment is not Available: %+v", dep.Status)
+		replicas = int(*dep.Spec.Replicas)
 	}).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(Succeed(), func() string { return diagnose(ctx, namespace) })
-	t.Logf("The %s Deployment was Available %s after helm install", m, time.Since(began).Round(time.Millisecond))
+	t.Logf("The %s Deployment (%d replicas) was Available %s after helm install", m, replicas, time.Since(began).Round(time.Millisecond))
 	pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: "app.kubernetes.io/instance=" + string(m),
 	})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(pods.Items).To(HaveLen(1))
-	pod := pods.Items[0]
-	g.Expect(nodes.Node(pod.Spec.NodeName)).NotTo(BeNil(), "the Pod runs on a harness node")
-	g.Expect(pod.Spec.Containers[0].Image).To(Equal(ref))
-	g.Expect(pod.Status.ContainerStatuses).To(ConsistOf(And(
-		HaveField("Ready", true), HaveField("RestartCount", BeNumerically("==", 0)),
-	)))
+	g.Expect(pods.Items).To(HaveLen(replicas))
+	on := map[string]bool{}
+	for _, pod := range pods.Items {
+		g.Expect(nodes.Node(pod.Spec.NodeName)).NotTo(BeNil(), "the Pod %s runs on a harness node", pod.Name)
+		g.Expect(on).NotTo(HaveKey(pod.Spec.NodeName), "two replicas on node %s", pod.Spec.NodeName)
+		on[pod.Spec.NodeName] = true
+		g.Expect(pod.Spec.Containers[0].Image).To(Equal(ref))
+		g.Expect(pod.Status.ContainerStatuses).To(ConsistOf(And(
+			HaveField("Ready", true), HaveField("RestartCount", BeNumerically("==", 0)),
+		)))
+	}
 	return began
 }
 

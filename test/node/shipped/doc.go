@@ -18,8 +18,9 @@ limitations under the License.
 // of the node harness (test/node): the images test/images writes (the ones
 // the Dockerfile builds, without a daemon), imported on every node, and the
 // charts installed with the pinned helm, their defaults changed only in the
-// image tag and pull policy. Each test names the artefacts it exercises:
-// the image, the chart's templates, the values.
+// image tag and pull policy (and the replica count where a test says so).
+// Each test names the artefacts it exercises: the image, the chart's
+// templates, the values.
 //
 // Its tests run as root under build tag node (`make test-node`), like the
 // harness's own; the cluster is started without this project's CRDs, which

@@ -62,6 +62,7 @@ var (
 	nodes    *node.Harness
 	cs       kubernetes.Interface
 	kit      *testkit.Kit
+	watcher  client.WithWatch
 	helm     harness.Helm
 	archives = map[string]images.Archive{}
 )
@@ -151,11 +152,10 @@ func run(m *testing.M) int {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return fail(err)
 	}
-	cl, err := client.New(c.Config, client.Options{Scheme: scheme})
-	if err != nil {
+	if watcher, err = client.NewWithWatch(c.Config, client.Options{Scheme: scheme}); err != nil {
 		return fail(err)
 	}
-	kit = testkit.New(cl).Tidy(testkit.Tidying{Within: 2 * time.Minute})
+	kit = testkit.New(watcher).Tidy(testkit.Tidying{Within: 2 * time.Minute})
 	helm = harness.Helm{Binary: filepath.Join(root, "bin", "helm"), Kubeconfig: c.Kubeconfig, Home: filepath.Join(c.Dir, "helm")}
 	return m.Run()
 }

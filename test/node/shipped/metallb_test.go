@@ -45,20 +45,15 @@ const metallbProvisioner = "metallb.drivers.local.sdn.cozystack.io"
 
 // TestMetalLBFlagship installs MetalLB from its own chart (the one in its
 // Go module, charts/metallb: the controller a Deployment, the speaker a
-// DaemonSet on every node, in layer 2), then the core's and the MetalLB
-// driver's charts, and walks the flagship flow: a claim of a class whose
-// addresses are on the nodes' segment is Bound, a Service that names the
-// claim gets its address, and a client on the segment reaches the
-// Service's Pod through it (the speaker Pod answers ARP for it, kube-proxy
-// delivers).
+// DaemonSet on every node, in layer 2), then walks the flagship flow on it
+// twice, each time with the core's and the MetalLB driver's charts
+// installed anew: as installed by default (one replica each), and with two
+// replicas each whose leaders are deleted in the middle of the handoff.
 //
 // Artefacts: the images metallb-controller and metallb-speaker (MetalLB's
 // chart, values controller.image.tag, speaker.image.tag, their pullPolicy,
-// and speaker.frr.enabled=false: the image holds the speaker without FRR),
-// address-controller and metallb-iad (as TestCoreChart, and the driver
-// chart's deployment.yaml, role.yaml, rbac/*, placeholder_namespace.yaml,
-// class_parameters_policy.yaml and service_write_policy.yaml with their
-// defaults; value metallbNamespace's default, metallb-system).
+// and speaker.frr.enabled=false: the image holds the speaker without FRR);
+// the subtests name theirs.
 func TestMetalLBFlagship(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -84,11 +79,64 @@ func TestMetalLBFlagship(t *testing.T) {
 	}).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(Succeed(), func() string { return diagnose(ctx, cluster.MetalLBNamespace) })
 	t.Logf("MetalLB's controller and %d speakers were ready %s after helm install", len(nodes.Nodes), time.Since(began).Round(time.Millisecond))
 
-	installManager(t, g, harness.Core, harness.CoreNamespace, coreImage)
-	installManager(t, g, harness.Driver, harness.DriverNamespace, driverImage)
+	t.Run("Handoff", testHandoff)
+	t.Run("LeadersDeletedMidHandoff", testLeadersDeletedMidHandoff)
+}
 
-	// The class's addresses are on the segment, where the client asks for
-	// them by ARP.
+// testHandoff installs the core's and the MetalLB driver's charts with
+// their defaults and walks the flagship flow to its end: a claim of a class
+// whose addresses are on the nodes' segment is Bound, Service A, which
+// names the claim, gets its address, and a client on the segment reaches
+// A's Pod through it (the speaker Pod answers ARP for it, kube-proxy
+// delivers); A is deleted, a placeholder holds the address again and the
+// client's answer from A ends; Service B, which names the same claim and
+// selects another workload, gets the same address, and the client reaches
+// B's Pod, whose answer differs from A's.
+//
+// Artefacts: address-controller and metallb-iad (as TestCoreChart, and the
+// driver chart's deployment.yaml, role.yaml, rbac/*,
+// placeholder_namespace.yaml, class_parameters_policy.yaml and
+// service_write_policy.yaml with their defaults; values metallbNamespace
+// and placeholderNamespace at their defaults: metallb-system, and the
+// release namespace for the placeholders); the test's image hello.
+func testHandoff(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	installManager(t, g, harness.Core, harness.CoreNamespace, coreImage)
+	began := installManager(t, g, harness.Driver, harness.DriverNamespace, driverImage)
+	f := claimAndServe(t, g)
+	t.Logf("The client reached Service A at %s %s after the driver's helm install", f.address, time.Since(began).Round(time.Millisecond))
+
+	// A placeholder in the driver's release namespace holds the address
+	// again; the claim keeps it.
+	g.Expect(cs.CoreV1().Services(f.ns).Delete(ctx, "a", metav1.DeleteOptions{})).To(Succeed())
+	g.Eventually(kit.Holders(g, f.address)).WithTimeout(time.Minute).WithPolling(200*time.Millisecond).
+		Should(ConsistOf(HavePrefix(harness.DriverNamespace+"/")), func() string { return diagnose(ctx, harness.DriverNamespace) })
+	g.Expect(kit.StateOfClaim(g, f.ns, "web")()).To(HaveField("Phase", v1alpha1.ClaimBound))
+	g.Eventually(func() error {
+		_, err := nodes.Client.Get(ctx, "http://"+f.address+"/")
+		return err
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(HaveOccurred(), "the client still reaches A's Pod")
+
+	createB(g, f)
+	reachB(t, g, f)
+}
+
+// flow is a claim Bound to address in namespace ns, with Service A naming
+// it, and the workloads a and b, the test's hello image, each answering
+// "hello from <its Pod>".
+type flow struct {
+	ns, address string
+}
+
+// claimAndServe walks the flagship flow up to the client's answer from
+// Service A: a class whose addresses are on the segment (.200/29), where the
+// client asks for them by ARP; a claim of it Bound; the workloads a and b;
+// Service A, naming the claim and selecting a, gets the claim's address;
+// the client gets a's page from it.
+func claimAndServe(t *testing.T, g Gomega) flow {
+	t.Helper()
+	ctx := context.Background()
 	first := nodes.Segment.Addr().As4()
 	first[3] = 200
 	pool := netip.PrefixFrom(netip.AddrFrom4(first), 29)
@@ -96,18 +144,58 @@ func TestMetalLBFlagship(t *testing.T) {
 	kit.Make(t, g, b.Class(class, metallbProvisioner, b.ClassReclaim(v1alpha1.ReclaimDelete),
 		b.Parameters(fmt.Sprintf(`{"addresses": [%q]}`, pool))))
 	ns := kit.Namespace(t)
+	created := time.Now()
 	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
 	g.Eventually(kit.StateOfClaim(g, ns, "web")).WithTimeout(2*time.Minute).WithPolling(200*time.Millisecond).
 		Should(HaveField("Phase", v1alpha1.ClaimBound), func() string { return diagnose(ctx, harness.DriverNamespace) })
+	t.Logf("The claim was Bound %s after it was created", time.Since(created).Round(time.Millisecond))
 	claimed := kit.Claim(g, ns, "web").Status.Addresses
 	g.Expect(claimed).To(HaveLen(1))
 	address := claimed[0].Address
 	g.Expect(pool.Contains(netip.MustParseAddr(address))).To(BeTrue(), "%s outside the class's %s", address, pool)
 
-	// The workload and its Service, which names the claim.
-	labels := map[string]string{"app": "web"}
-	_, err = cs.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+	runHello(g, ns, "a")
+	runHello(g, ns, "b")
+	svc := b.Service(ns, "a", b.ForClaim("web"))
+	svc.Spec.Ports[0].TargetPort = intstr.FromString("http")
+	kit.Create(g, svc)
+	g.Eventually(kit.Ingress(g, ns, "a")).WithTimeout(time.Minute).Should(ConsistOf(address),
+		func() string { return diagnose(ctx, cluster.MetalLBNamespace) })
+	g.Eventually(func() (string, error) {
+		return nodes.Client.Get(ctx, "http://"+address+"/")
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(HavePrefix("hello from a-"),
+		func() string { return diagnose(ctx, cluster.MetalLBNamespace) })
+	return flow{ns: ns, address: address}
+}
+
+// createB creates Service B, which names the flow's claim and selects the
+// workload b.
+func createB(g Gomega, f flow) {
+	svc := b.Service(f.ns, "b", b.ForClaim("web"))
+	svc.Spec.Ports[0].TargetPort = intstr.FromString("http")
+	kit.Create(g, svc)
+}
+
+// reachB waits for Service B to be the address's only holder and for the
+// client to get b's page from the address.
+func reachB(t *testing.T, g Gomega, f flow) {
+	t.Helper()
+	ctx := context.Background()
+	g.Eventually(kit.Holders(g, f.address)).WithTimeout(time.Minute).WithPolling(200*time.Millisecond).
+		Should(Equal([]string{f.ns + "/b"}), func() string { return diagnose(ctx, harness.DriverNamespace) })
+	g.Eventually(func() (string, error) {
+		return nodes.Client.Get(ctx, "http://"+f.address+"/")
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(HavePrefix("hello from b-"),
+		func() string { return diagnose(ctx, cluster.MetalLBNamespace) })
+}
+
+// runHello runs the test's hello image as the Deployment name in ns, its
+// Pods labelled app=name (what the builder's Service of that name selects),
+// serving on the port named http.
+func runHello(g Gomega, ns, name string) {
+	labels := map[string]string{"app": name}
+	_, err := cs.AppsV1().Deployments(ns).Create(context.Background(), &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: appsv1.DeploymentSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
@@ -120,16 +208,6 @@ func TestMetalLBFlagship(t *testing.T) {
 		},
 	}, metav1.CreateOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
-	svc := b.Service(ns, "web", b.ForClaim("web"))
-	svc.Spec.Ports[0].TargetPort = intstr.FromString("http")
-	kit.Create(g, svc)
-	g.Eventually(kit.Ingress(g, ns, "web")).WithTimeout(time.Minute).Should(ConsistOf(address),
-		func() string { return diagnose(ctx, cluster.MetalLBNamespace) })
-	g.Eventually(func() (string, error) {
-		return nodes.Client.Get(ctx, "http://"+address+"/")
-	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(HavePrefix("hello from web-"),
-		func() string { return diagnose(ctx, cluster.MetalLBNamespace) })
-	t.Logf("The client reached the Service at %s %s after MetalLB's helm install", address, time.Since(began).Round(time.Millisecond))
 }
 
 // tagOf is the tag of the reference of the image called name.
