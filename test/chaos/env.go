@@ -39,25 +39,26 @@ import (
 )
 
 const (
-	// placeholderNamespace is where the driver keeps its placeholders.
+	// placeholderNamespace is where the MetalLB driver keeps its
+	// placeholders (backend.placeholderNamespace says the run's).
 	placeholderNamespace = "metallb-iad-system"
 	// systemNamespace holds the managers' leader leases.
 	systemNamespace = "address-system"
 	// tenantNamespace holds the workload's claims and Services.
 	tenantNamespace = "chaos"
 	// The managers' default lease names.
-	coreLease   = "address-controller.local.sdn.cozystack.io"
-	driverLease = "metallb-iad.local.sdn.cozystack.io"
+	coreLease = "address-controller.local.sdn.cozystack.io"
 	// The managers' kinds, which key env.managers and prefix their
 	// replicas' names.
 	kindCore   = "core"
 	kindDriver = "driver"
 )
 
-// env is a running chaos cluster: the control plane with MetalLB and two
-// replicas of each manager.
+// env is a running chaos cluster: the control plane with the allocator
+// (MetalLB or the Cilium operator) and two replicas of each manager.
 type env struct {
 	cfg     Config
+	b       backend
 	cluster *cluster.Cluster
 	c       client.Client
 	cs      kubernetes.Interface
@@ -102,14 +103,16 @@ func newScheme() *runtime.Scheme {
 // start brings up the cluster and two replicas of each manager, and waits
 // until every replica serves its metrics.
 func start(ctx context.Context, cfg Config) (_ *env, err error) {
-	e := &env{cfg: cfg, managers: map[string][]*replica{}}
+	e := &env{cfg: cfg, b: cfg.backend(), managers: map[string][]*replica{}}
 	defer func() {
 		if err != nil {
 			e.stop(true)
 		}
 	}()
-	cfg.logf("Starting the local control plane with MetalLB")
-	if e.cluster, err = cluster.Start(cluster.Options{KeepDir: cfg.KeepDir}); err != nil {
+	cfg.logf("Starting the local control plane with %s", e.b.name)
+	// MetalLB and LB-IPAM would both answer the workload's Services.
+	opts := cluster.Options{KeepDir: cfg.KeepDir, WithoutMetalLB: cfg.Cilium, WithCilium: cfg.Cilium}
+	if e.cluster, err = cluster.Start(opts); err != nil {
 		return nil, err
 	}
 	if e.c, err = client.New(e.cluster.Config, client.Options{Scheme: newScheme()}); err != nil {
@@ -118,7 +121,7 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	if e.cs, err = kubernetes.NewForConfig(e.cluster.Config); err != nil {
 		return nil, err
 	}
-	for _, ns := range []string{placeholderNamespace, systemNamespace, tenantNamespace} {
+	for _, ns := range []string{e.b.placeholderNamespace, systemNamespace, tenantNamespace} {
 		if err := e.namespace(ctx, ns); err != nil {
 			return nil, err
 		}
@@ -126,7 +129,7 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	cfg.logf("Building the managers")
 	binDir := filepath.Join(e.cluster.Dir, "bin")
 	bins := map[string]string{}
-	for kind, pkg := range map[string]string{kindCore: "./cmd/address-controller", kindDriver: "./cmd/metallb-iad"} {
+	for kind, pkg := range map[string]string{kindCore: "./cmd/address-controller", kindDriver: e.b.cmd} {
 		if bins[kind], err = cluster.GoBuild(pkg, binDir); err != nil {
 			return nil, err
 		}
@@ -173,8 +176,7 @@ func (e *env) newReplica(kind, bin string, i int) (*replica, error) {
 			"--leader-elect", "--leader-election-namespace", systemNamespace},
 	}
 	if kind == kindDriver {
-		r.args = append(r.args, "--placeholder-namespace", placeholderNamespace,
-			"--metallb-namespace", cluster.MetalLBNamespace)
+		r.args = append(r.args, e.b.driverArgs()...)
 	}
 	return r, nil
 }
