@@ -37,7 +37,11 @@ func TestChaosShortCilium(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cfg := presets["cilium-short"]
-	cfg.Name, cfg.Log, cfg.Patience = "cilium-short", t.Logf, time.Second
+	began := time.Now()
+	logf := func(format string, args ...any) {
+		t.Logf("%5.1fs "+format, append([]any{time.Since(began).Seconds()}, args...)...)
+	}
+	cfg.Name, cfg.Log, cfg.Patience = "cilium-short", logf, time.Second
 	res, err := Run(ctx, cfg)
 	if res != nil {
 		var md bytes.Buffer

@@ -18,9 +18,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
-	"path/filepath"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -59,6 +60,7 @@ const (
 type env struct {
 	cfg     Config
 	b       backend
+	binDir  string // the managers' binaries, removed by stop
 	cluster *cluster.Cluster
 	c       client.Client
 	cs      kubernetes.Interface
@@ -101,7 +103,8 @@ func newScheme() *runtime.Scheme {
 }
 
 // start brings up the cluster and two replicas of each manager, and waits
-// until every replica serves its metrics.
+// until every replica serves its metrics. The managers are built while the
+// control plane starts, which is mostly waiting.
 func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	e := &env{cfg: cfg, b: cfg.backend(), managers: map[string][]*replica{}}
 	defer func() {
@@ -109,7 +112,11 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 			e.stop(true)
 		}
 	}()
-	cfg.logf("Starting the local control plane with %s", e.b.name)
+	if e.binDir, err = os.MkdirTemp("", "chaos-managers-"); err != nil {
+		return nil, err
+	}
+	cfg.logf("Building the managers and starting the local control plane with %s", e.b.name)
+	builds := e.build()
 	// MetalLB and LB-IPAM would both answer the workload's Services.
 	opts := cluster.Options{KeepDir: cfg.KeepDir, WithoutMetalLB: cfg.Cilium, WithCilium: cfg.Cilium}
 	if e.cluster, err = cluster.Start(opts); err != nil {
@@ -126,13 +133,9 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 			return nil, err
 		}
 	}
-	cfg.logf("Building the managers")
-	binDir := filepath.Join(e.cluster.Dir, "bin")
-	bins := map[string]string{}
-	for kind, pkg := range map[string]string{kindCore: "./cmd/address-controller", kindDriver: e.b.cmd} {
-		if bins[kind], err = cluster.GoBuild(pkg, binDir); err != nil {
-			return nil, err
-		}
+	bins, err := builds()
+	if err != nil {
+		return nil, err
 	}
 	for _, kind := range []string{kindCore, kindDriver} {
 		for i := range 2 {
@@ -154,6 +157,33 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 		}
 	}
 	return e, nil
+}
+
+// build builds both managers at once into e.binDir; the function it
+// returns waits for them and gives their paths by kind.
+func (e *env) build() func() (map[string]string, error) {
+	pkgs := map[string]string{kindCore: "./cmd/address-controller", kindDriver: e.b.cmd}
+	type built struct {
+		kind, path string
+		err        error
+	}
+	done := make(chan built, len(pkgs))
+	for kind, pkg := range pkgs {
+		go func() {
+			path, err := cluster.GoBuild(pkg, e.binDir)
+			done <- built{kind, path, err}
+		}()
+	}
+	return func() (map[string]string, error) {
+		bins := map[string]string{}
+		var errs []error
+		for range pkgs {
+			r := <-done
+			bins[r.kind] = r.path
+			errs = append(errs, r.err)
+		}
+		return bins, errors.Join(errs...)
+	}
 }
 
 // newReplica gives a replica its own metrics and health ports, leader
@@ -228,6 +258,9 @@ func (e *env) stop(keep bool) {
 				_ = p.Stop()
 			}
 		}
+	}
+	if e.binDir != "" {
+		_ = os.RemoveAll(e.binDir)
 	}
 	if e.cluster == nil {
 		return
