@@ -103,8 +103,10 @@ func newScheme() *runtime.Scheme {
 }
 
 // start brings up the cluster and two replicas of each manager, and waits
-// until every replica serves its metrics. The managers are built while the
-// control plane starts, which is mostly waiting.
+// until every replica serves its metrics. The two managers are built at
+// once, after the control plane is up: built while it started, they
+// starved the API server's start past envtest's timeout twice in four runs
+// on two loaded cores.
 func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	e := &env{cfg: cfg, b: cfg.backend(), managers: map[string][]*replica{}}
 	defer func() {
@@ -115,8 +117,7 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	if e.binDir, err = os.MkdirTemp("", "chaos-managers-"); err != nil {
 		return nil, err
 	}
-	cfg.logf("Building the managers and starting the local control plane with %s", e.b.name)
-	builds := e.build()
+	cfg.logf("Starting the local control plane with %s", e.b.name)
 	// MetalLB and LB-IPAM would both answer the workload's Services.
 	opts := cluster.Options{KeepDir: cfg.KeepDir, WithoutMetalLB: cfg.Cilium, WithCilium: cfg.Cilium}
 	if e.cluster, err = cluster.Start(opts); err != nil {
@@ -133,7 +134,8 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 			return nil, err
 		}
 	}
-	bins, err := builds()
+	cfg.logf("Building the managers")
+	bins, err := e.build()
 	if err != nil {
 		return nil, err
 	}
@@ -159,9 +161,9 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	return e, nil
 }
 
-// build builds both managers at once into e.binDir; the function it
-// returns waits for them and gives their paths by kind.
-func (e *env) build() func() (map[string]string, error) {
+// build builds both managers at once into e.binDir and gives their paths
+// by kind.
+func (e *env) build() (map[string]string, error) {
 	pkgs := map[string]string{kindCore: "./cmd/address-controller", kindDriver: e.b.cmd}
 	type built struct {
 		kind, path string
@@ -174,16 +176,14 @@ func (e *env) build() func() (map[string]string, error) {
 			done <- built{kind, path, err}
 		}()
 	}
-	return func() (map[string]string, error) {
-		bins := map[string]string{}
-		var errs []error
-		for range pkgs {
-			r := <-done
-			bins[r.kind] = r.path
-			errs = append(errs, r.err)
-		}
-		return bins, errors.Join(errs...)
+	bins := map[string]string{}
+	var errs []error
+	for range pkgs {
+		r := <-done
+		bins[r.kind] = r.path
+		errs = append(errs, r.err)
 	}
+	return bins, errors.Join(errs...)
 }
 
 // newReplica gives a replica its own metrics and health ports, leader
