@@ -315,15 +315,16 @@ bench-quick: manifests control-plane capi-ipam capi-ipam-unthrottled ## Every sc
 		-out $(BENCH_OUT) $(BENCH_ARGS)
 
 # Chaos presets run by `make chaos`, in order, out of issue19, issue13,
-# short and limits (see docs/chaos.md); extra flags of test/chaos go in
-# CHAOS_ARGS, e.g. CHAOS_ARGS="-duration 10m -keep".
+# short and limits (the MetalLB driver and MetalLB), cilium and cilium-short
+# (the Cilium driver and the Cilium operator; see docs/chaos.md); extra flags
+# of test/chaos go in CHAOS_ARGS, e.g. CHAOS_ARGS="-duration 10m -keep".
 CHAOS_PRESETS ?= issue19,issue13
 CHAOS_ARGS ?=
 CHAOS_OUT ?= bin/chaos.json
 
 .PHONY: chaos
-chaos: manifests control-plane ## SIGKILL both replicas of each manager and MetalLB under a workload; check no address is held twice, leaked or lost (see docs/chaos.md).
-	KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
+chaos: manifests control-plane cilium ## SIGKILL both replicas of each manager and MetalLB (or the Cilium operator) under a workload; check no address is held twice, leaked or lost (see docs/chaos.md).
+	KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" CILIUM_ASSETS="$(CILIUM_ASSETS)" \
 		go run ./test/chaos -presets $(CHAOS_PRESETS) -out $(CHAOS_OUT) $(CHAOS_ARGS)
 
 # The node harness's tests run real nodes (root, `make node-tools`): its own
@@ -341,7 +342,11 @@ test-cilium: control-plane cilium ## The Cilium driver's tests alone (make test 
 
 .PHONY: chaos-short
 chaos-short: manifests control-plane ## The small chaos run (80 claims, 45 s of kills) alone; make test runs it too.
-	$(TEST_ENV) go test -tags=chaos ./test/chaos/ -run TestChaosShort -count=1 -timeout 20m
+	$(TEST_ENV) go test -tags=chaos ./test/chaos/ -run 'TestChaosShort$$' -count=1 -timeout 20m
+
+.PHONY: chaos-short-cilium
+chaos-short-cilium: manifests control-plane cilium ## The small Cilium chaos run (40 claims, 30 s of kills of both managers' replicas and the Cilium operator) alone; make test runs it too.
+	$(TEST_ENV) go test -tags=chaos,cilium ./test/chaos/ -run 'TestChaosShortCilium$$' -count=1 -timeout 20m
 
 ##@ Deployment
 

@@ -17,6 +17,8 @@ limitations under the License.
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -63,6 +65,7 @@ const (
 	invLedger           = "a usage ledger disagrees with the claims it counts"
 	invOverLimit        = "a namespace holds more addresses of a class than its limit"
 	invRefusedWithRoom  = "a claim waits for room under its class's limit while there is room"
+	invWrongPool        = "a pinned Service's Cilium pool label names another class than its address's"
 )
 
 // condition is one broken bounded invariant, as a sweep finds it.
@@ -131,13 +134,16 @@ func (c *checker) conditions() []condition {
 	c.addressConditions(byIP, held, add)
 	c.placeholderConditions(add)
 	c.ledgerConditions(add)
+	if c.b.poolLabel != "" {
+		c.poolConditions(byIP, add)
+	}
 	return out
 }
 
 type addFunc func(key, invariant string, grace time.Duration, parties []party, format string, args ...any)
 
 var (
-	byMetalLB    = []party{partyMetalLB}
+	byAllocator  = []party{partyAllocator}
 	byCore       = []party{partyCore}
 	byDriver     = []party{partyDriver}
 	byCoreDriver = []party{partyCore, partyDriver}
@@ -154,7 +160,7 @@ func (c *checker) reporterConditions(byIP map[string][]*addressState, add addFun
 			continue
 		}
 		for _, s := range lettingGo {
-			add("withdrawn "+ip+" "+string(s.uid), invWithdrawnTooLong, settleBound, byMetalLB,
+			add("withdrawn "+ip+" "+string(s.uid), invWithdrawnTooLong, settleBound, byAllocator,
 				"%s, withdrawn, reports %s beside %s", s.key, ip, holding[0].key)
 		}
 		if len(holding) < 2 || !sharedByDesign(holding) || len(byIP[ip]) != 1 {
@@ -275,6 +281,42 @@ func (c *checker) placeholderConditions(add addFunc) {
 			}
 		}
 	}
+}
+
+// poolConditions (Cilium): a Service the driver pins carries the pool label
+// of the class whose IPAddress records its pinned IP (Backend.Pin labels it
+// from that IPAddress, a hold from its class): the label is all that makes a
+// pool select it, and a pool whose blocks lack the IP never assigns it.
+// Within the watches' lag, since the IPAddress may be seen after the pin.
+func (c *checker) poolConditions(byIP map[string][]*addressState, add addFunc) {
+	for _, key := range slices.Sorted(maps.Keys(c.services)) {
+		s := c.services[key]
+		if s.deleting || len(s.pinned) == 0 {
+			continue
+		}
+		for _, ip := range s.pinned {
+			if len(byIP[ip]) != 1 {
+				continue
+			}
+			a := byIP[ip][0]
+			if want := labelValue(a.class); !s.hasPool || s.pool != want {
+				add("pool "+string(s.uid)+" "+ip+" "+s.pool, invWrongPool, watchLag, nil,
+					"%s is pinned to %s, which IPAddress %s of class %s records, and carries %s=%q (present %v): want %q",
+					key, ip, a.name, a.class, c.b.poolLabel, s.pool, s.hasPool, want)
+			}
+		}
+	}
+}
+
+// labelValue is how the driver writes a class name into a label
+// (placeholder.LabelValue): as is when it is a valid label value, otherwise
+// "h-" and the first 20 hex digits of its SHA-256.
+func labelValue(class string) string {
+	if len(validation.IsValidLabelValue(class)) == 0 {
+		return class
+	}
+	sum := sha256.Sum256([]byte(class))
+	return "h-" + hex.EncodeToString(sum[:])[:20]
 }
 
 // ledgerConditions: each usage ledger's sum is its entries', under its

@@ -31,10 +31,12 @@ import (
 
 // Result is one run's outcome.
 type Result struct {
-	Name  string         `json:"name"`
-	Seed  int64          `json:"seed"`
-	Size  Size           `json:"size"`
-	Kills map[string]int `json:"kills"`
+	Name string `json:"name"`
+	// Allocator is what the driver under chaos drives: MetalLB or Cilium.
+	Allocator string         `json:"allocator"`
+	Seed      int64          `json:"seed"`
+	Size      Size           `json:"size"`
+	Kills     map[string]int `json:"kills"`
 	// KillTotal is the sum of Kills.
 	KillTotal int `json:"killTotal"`
 	// Operations the workload completed, by kind.
@@ -51,6 +53,9 @@ type Result struct {
 	// ConvergedAfterSeconds counts from the last kill, or from the
 	// workload's last operation if that came later; -1 if never.
 	ConvergedAfterSeconds float64 `json:"convergedAfterSeconds"`
+	// ConvergedAfterLastKillSeconds counts from the last kill alone; -1 if
+	// never.
+	ConvergedAfterLastKillSeconds float64 `json:"convergedAfterLastKillSeconds"`
 	// MetalLB's last start, from its log (docs/chaos.md, Convergence):
 	// seconds from the last kill to it (negative when it came before), to
 	// the end of its first full pass with nothing left to retry (from
@@ -61,6 +66,10 @@ type Result struct {
 	MetalLBCaughtUpAfterStartSeconds     float64 `json:"metallbCaughtUpAfterStartSeconds"`
 	MetalLBPassesToCatchUp               int     `json:"metallbPassesToCatchUp"`
 	ConvergedAfterMetalLBCaughtUpSeconds float64 `json:"convergedAfterMetalLBCaughtUpSeconds"`
+	// CiliumLeadingAfterLastKillSeconds: from the last kill to the Cilium
+	// operator's last taking of its lease, from which on its LB-IPAM runs
+	// (negative when it came before); Cilium runs only.
+	CiliumLeadingAfterLastKillSeconds float64 `json:"ciliumLeadingAfterLastKillSeconds,omitempty"`
 	// Converged is true when that was within the limit.
 	Converged      bool           `json:"converged"`
 	LimitSeconds   float64        `json:"limitSeconds"`
@@ -100,7 +109,8 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	for i, f := range cfg.Families {
 		families[i] = string(f)
 	}
-	res = &Result{Name: cfg.Name, Seed: cfg.Seed, LimitSeconds: cfg.Converge.Seconds(), ConvergedAfterSeconds: -1,
+	res = &Result{Name: cfg.Name, Allocator: cfg.backend().name, Seed: cfg.Seed, LimitSeconds: cfg.Converge.Seconds(),
+		ConvergedAfterSeconds: -1, ConvergedAfterLastKillSeconds: -1,
 		Size: Size{Claims: cfg.Claims, Services: cfg.Services, Rebuilds: cfg.Rebuilds, Toggles: cfg.Toggles, Moves: cfg.Moves,
 			ClaimDeletions: cfg.ClaimDeletions, EarlyDeletions: cfg.EarlyDeletions, Families: strings.Join(families, ","),
 			StaticShare: cfg.StaticShare, RetainShare: cfg.RetainShare, KillSeconds: cfg.Duration.Seconds(), LimitShare: cfg.LimitShare}}
@@ -128,7 +138,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err := watch(wctx, e, chk, events); err != nil {
 		return res, err
 	}
-	mk := &metallbKills{}
+	mk := &allocatorKills{}
 	go sampleAbilities(wctx, e, chk.abilities, mk)
 	go sweepEverySecond(wctx, chk)
 	cfg.logf("Creating the classes and %s's static addresses", classes[2].name)
@@ -160,9 +170,14 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	res.Final = p.String()
 	if !converged.IsZero() {
 		res.ConvergedAfterSeconds = converged.Sub(from).Seconds()
+		res.ConvergedAfterLastKillSeconds = converged.Sub(lastKill).Seconds()
 		res.Converged = converged.Sub(from) <= cfg.Converge
 	}
-	res.readMetalLB(e.cluster.MetalLBLog(), lastKill, converged)
+	if cfg.Cilium {
+		res.readCilium(ctx, e, lastKill)
+	} else {
+		res.readMetalLB(e.cluster.MetalLBLog(), lastKill, converged)
+	}
 	chk.finalCheck()
 	res.Violations, res.WatchEvents = chk.result()
 	res.Events = events.counts()
@@ -176,12 +191,13 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 // and what limits the workload's classes set.
 func (e *env) checker(ctx context.Context, w *workload) (*checker, error) {
 	ns := &corev1.Namespace{}
-	if err := e.c.Get(ctx, client.ObjectKey{Name: placeholderNamespace}, ns); err != nil {
+	if err := e.c.Get(ctx, client.ObjectKey{Name: e.b.placeholderNamespace}, ns); err != nil {
 		return nil, err
 	}
 	chk := newChecker(secret(ns.UID))
+	chk.b = e.b
 	for _, cl := range classes {
-		chk.heldClasses[cl.name] = cl.metallb
+		chk.heldClasses[cl.name] = cl.driven
 	}
 	maps.Copy(chk.limits, w.limits)
 	return chk, nil
@@ -198,6 +214,13 @@ func sweepEverySecond(ctx context.Context, chk *checker) {
 		case <-tick.C:
 			chk.sweep()
 		}
+	}
+}
+
+// readCilium reads when the Cilium operator last took its lease.
+func (r *Result) readCilium(ctx context.Context, e *env, lastKill time.Time) {
+	if acquired, ok := ciliumAcquired(ctx, e); ok {
+		r.CiliumLeadingAfterLastKillSeconds = acquired.Sub(lastKill).Seconds()
 	}
 }
 

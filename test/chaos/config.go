@@ -31,18 +31,22 @@ import (
 type Config struct {
 	// Name labels the run in the report.
 	Name string
+	// Cilium puts the Cilium driver (cilium-iad) and the Cilium operator's
+	// LB-IPAM under chaos instead of the MetalLB driver and MetalLB: the
+	// workload's two driver classes are then Cilium's.
+	Cilium bool
 	// Claims is how many claims the workload creates.
 	Claims int
 	// StaticShare and RetainShare are the fractions of the claims in the
-	// static class and in the MetalLB class with reclaimPolicy Retain; the
-	// rest go to the MetalLB class with Delete.
+	// static class and in the driver's class with reclaimPolicy Retain; the
+	// rest go to the driver's class with Delete.
 	StaticShare, RetainShare float64
 	// SharesSet says the shares were chosen; otherwise 20% static and 30%
 	// Retain.
 	SharesSet bool
 	// Families are cycled through, claim by claim.
 	Families []v1alpha1.IPFamily
-	// Services name the first MetalLB claims, one each.
+	// Services name the first claims of the driver's classes, one each.
 	Services int
 	// Rebuilds of those Services are deleted and created again, naming the
 	// same claim; Toggles have their annotation removed and re-added;
@@ -60,7 +64,8 @@ type Config struct {
 	// (ClassLimitReached) until deletions free some.
 	LimitShare float64
 	// CoreKills weighs the core among the kills' targets against the
-	// driver's and MetalLB's 1 each; 0 counts as 1.
+	// driver's and the allocator's (MetalLB or the Cilium operator) 1 each;
+	// 0 counts as 1.
 	CoreKills int
 	// ClaimDeletions claims are deleted, half of them named by a Service
 	// when there are enough.
@@ -75,7 +80,7 @@ type Config struct {
 	// are spread over.
 	WorkloadShare float64
 	// Converge is how soon after the last kill (or the workload's last
-	// operation, if later) everything must have converged.
+	// operation, if later) everything must have converged; 0 is 60 s.
 	Converge time.Duration
 	// Patience is how long to keep waiting past Converge, to measure how late
 	// a late convergence is.
@@ -116,6 +121,15 @@ var presets = map[string]Config{
 	// there is no room.
 	"limits": {Claims: 120, Services: 24, Rebuilds: 4, Toggles: 4, Moves: 2, ClaimDeletions: 40, EarlyDeletions: 10,
 		LimitShare: 0.75, CoreKills: 2, Duration: 60 * time.Second},
+	// cilium: the Cilium driver and operator under chaos, with the static
+	// class beside them, converged within the 30 s of the last kill.
+	"cilium": {Cilium: true, Claims: 200, Services: 60, Rebuilds: 20, Toggles: 12, Moves: 6, ClaimDeletions: 16, EarlyDeletions: 10,
+		LimitShare: 1, Duration: 90 * time.Second, Converge: 30 * time.Second},
+	// cilium-short: the Cilium version inside make test (TestChaosShortCilium),
+	// smaller and shorter than short, with short's 60 s limit, which a
+	// loaded machine needs more than the 30 s target.
+	"cilium-short": {Cilium: true, Claims: 40, Services: 16, Rebuilds: 4, Toggles: 4, Moves: 2, ClaimDeletions: 4, EarlyDeletions: 4,
+		LimitShare: 1, Duration: 30 * time.Second},
 }
 
 // withDefaults fills what a preset leaves out.
@@ -149,14 +163,14 @@ func (c Config) withDefaults() Config {
 
 // validate refuses sizes the workload cannot build.
 func (c Config) validate() error {
-	metallb := c.Claims - int(float64(c.Claims)*c.StaticShare)
+	driven := c.Claims - int(float64(c.Claims)*c.StaticShare)
 	switch {
 	case c.Claims <= 0:
 		return fmt.Errorf("claims: %d, want at least 1", c.Claims)
 	case c.StaticShare < 0 || c.RetainShare < 0 || c.StaticShare+c.RetainShare > 1:
 		return fmt.Errorf("static share %.2f and retain share %.2f must be fractions adding up to at most 1", c.StaticShare, c.RetainShare)
-	case c.Services > metallb:
-		return fmt.Errorf("%d Services, but only %d MetalLB claims to name", c.Services, metallb)
+	case c.Services > driven:
+		return fmt.Errorf("%d Services, but only %d claims of the driver's classes to name", c.Services, driven)
 	case c.Rebuilds < 0 || c.Toggles < 0 || c.Moves < 0 || c.EarlyDeletions < 0:
 		return fmt.Errorf("rebuilds %d, toggles %d, moves %d, early deletions %d: want none negative", c.Rebuilds, c.Toggles, c.Moves, c.EarlyDeletions)
 	case c.Rebuilds+c.Toggles+c.Moves > c.Services:

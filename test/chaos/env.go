@@ -18,9 +18,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
-	"path/filepath"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -39,25 +40,27 @@ import (
 )
 
 const (
-	// placeholderNamespace is where the driver keeps its placeholders.
+	// placeholderNamespace is where the MetalLB driver keeps its
+	// placeholders (backend.placeholderNamespace says the run's).
 	placeholderNamespace = "metallb-iad-system"
 	// systemNamespace holds the managers' leader leases.
 	systemNamespace = "address-system"
 	// tenantNamespace holds the workload's claims and Services.
 	tenantNamespace = "chaos"
 	// The managers' default lease names.
-	coreLease   = "address-controller.local.sdn.cozystack.io"
-	driverLease = "metallb-iad.local.sdn.cozystack.io"
+	coreLease = "address-controller.local.sdn.cozystack.io"
 	// The managers' kinds, which key env.managers and prefix their
 	// replicas' names.
 	kindCore   = "core"
 	kindDriver = "driver"
 )
 
-// env is a running chaos cluster: the control plane with MetalLB and two
-// replicas of each manager.
+// env is a running chaos cluster: the control plane with the allocator
+// (MetalLB or the Cilium operator) and two replicas of each manager.
 type env struct {
 	cfg     Config
+	b       backend
+	binDir  string // the managers' binaries, removed by stop
 	cluster *cluster.Cluster
 	c       client.Client
 	cs      kubernetes.Interface
@@ -100,16 +103,24 @@ func newScheme() *runtime.Scheme {
 }
 
 // start brings up the cluster and two replicas of each manager, and waits
-// until every replica serves its metrics.
+// until every replica serves its metrics. The two managers are built at
+// once, after the control plane is up: built while it started, they
+// starved the API server's start past envtest's timeout twice in four runs
+// on two loaded cores.
 func start(ctx context.Context, cfg Config) (_ *env, err error) {
-	e := &env{cfg: cfg, managers: map[string][]*replica{}}
+	e := &env{cfg: cfg, b: cfg.backend(), managers: map[string][]*replica{}}
 	defer func() {
 		if err != nil {
 			e.stop(true)
 		}
 	}()
-	cfg.logf("Starting the local control plane with MetalLB")
-	if e.cluster, err = cluster.Start(cluster.Options{KeepDir: cfg.KeepDir}); err != nil {
+	if e.binDir, err = os.MkdirTemp("", "chaos-managers-"); err != nil {
+		return nil, err
+	}
+	cfg.logf("Starting the local control plane with %s", e.b.name)
+	// MetalLB and LB-IPAM would both answer the workload's Services.
+	opts := cluster.Options{KeepDir: cfg.KeepDir, WithoutMetalLB: cfg.Cilium, WithCilium: cfg.Cilium}
+	if e.cluster, err = cluster.Start(opts); err != nil {
 		return nil, err
 	}
 	if e.c, err = client.New(e.cluster.Config, client.Options{Scheme: newScheme()}); err != nil {
@@ -118,18 +129,15 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	if e.cs, err = kubernetes.NewForConfig(e.cluster.Config); err != nil {
 		return nil, err
 	}
-	for _, ns := range []string{placeholderNamespace, systemNamespace, tenantNamespace} {
+	for _, ns := range []string{e.b.placeholderNamespace, systemNamespace, tenantNamespace} {
 		if err := e.namespace(ctx, ns); err != nil {
 			return nil, err
 		}
 	}
 	cfg.logf("Building the managers")
-	binDir := filepath.Join(e.cluster.Dir, "bin")
-	bins := map[string]string{}
-	for kind, pkg := range map[string]string{kindCore: "./cmd/address-controller", kindDriver: "./cmd/metallb-iad"} {
-		if bins[kind], err = cluster.GoBuild(pkg, binDir); err != nil {
-			return nil, err
-		}
+	bins, err := e.build()
+	if err != nil {
+		return nil, err
 	}
 	for _, kind := range []string{kindCore, kindDriver} {
 		for i := range 2 {
@@ -153,6 +161,31 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	return e, nil
 }
 
+// build builds both managers at once into e.binDir and gives their paths
+// by kind.
+func (e *env) build() (map[string]string, error) {
+	pkgs := map[string]string{kindCore: "./cmd/address-controller", kindDriver: e.b.cmd}
+	type built struct {
+		kind, path string
+		err        error
+	}
+	done := make(chan built, len(pkgs))
+	for kind, pkg := range pkgs {
+		go func() {
+			path, err := cluster.GoBuild(pkg, e.binDir)
+			done <- built{kind, path, err}
+		}()
+	}
+	bins := map[string]string{}
+	var errs []error
+	for range pkgs {
+		r := <-done
+		bins[r.kind] = r.path
+		errs = append(errs, r.err)
+	}
+	return bins, errors.Join(errs...)
+}
+
 // newReplica gives a replica its own metrics and health ports, leader
 // election in systemNamespace, and its kind's flags.
 func (e *env) newReplica(kind, bin string, i int) (*replica, error) {
@@ -173,8 +206,7 @@ func (e *env) newReplica(kind, bin string, i int) (*replica, error) {
 			"--leader-elect", "--leader-election-namespace", systemNamespace},
 	}
 	if kind == kindDriver {
-		r.args = append(r.args, "--placeholder-namespace", placeholderNamespace,
-			"--metallb-namespace", cluster.MetalLBNamespace)
+		r.args = append(r.args, e.b.driverArgs()...)
 	}
 	return r, nil
 }
@@ -226,6 +258,9 @@ func (e *env) stop(keep bool) {
 				_ = p.Stop()
 			}
 		}
+	}
+	if e.binDir != "" {
+		_ = os.RemoveAll(e.binDir)
 	}
 	if e.cluster == nil {
 		return

@@ -36,8 +36,6 @@ const (
 	// labelWithdrawn marks a Service the driver told to let go of its
 	// address; MetalLB's pools refuse it, so MetalLB takes the address back.
 	labelWithdrawn = "local.sdn.cozystack.io/withdrawn"
-	// annotationAllowSharedIP is MetalLB's sharing key.
-	annotationAllowSharedIP = "metallb.io/allow-shared-ip"
 	// annotationSharingKey records that the driver wrote the sharing key.
 	annotationSharingKey = "local.sdn.cozystack.io/sharing-key"
 	// annotationAddressName names the IPAddress a placeholder holds.
@@ -61,6 +59,10 @@ const (
 	invTwoClaims     = "an address bound to two claims"
 	invRebound       = "an IPAddress re-bound to another claim"
 	invUnrecordedEnd = "a placeholder holds an IP the ledger does not record (at the end)"
+	// Cilium: the driver writes a Service's pool label in the same patch as
+	// its pin and takes it away in the same patch as the pin (LB-IPAM
+	// keeps an address while a pool selects the Service, pin or none).
+	invPoolUnpinned = "a workload Service carries a Cilium pool label without the driver's pin"
 )
 
 type serviceState struct {
@@ -80,7 +82,12 @@ type serviceState struct {
 	deleting             bool
 	claim                string // the claim annotation, in the Service's namespace
 	sharedKey, driverKey string
-	ips                  []string
+	// pinned are the IPs of the driver's pin marker (AnnotationPinnedBy);
+	// pool, the Cilium pool label's value, if it carries one.
+	pinned  []string
+	pool    string
+	hasPool bool
+	ips     []string
 }
 
 type claimState struct {
@@ -123,6 +130,9 @@ type checker struct {
 	// secret is the placeholder namespace's UID: what the driver keys its
 	// marks and sharing keys with.
 	secret secret
+	// b is the driver under chaos: its placeholder namespace and the
+	// names it writes.
+	b backend
 	// heldClasses are the classes whose addresses the driver holds;
 	// limits, the classes' addressesPerNamespace.
 	heldClasses map[string]bool
@@ -150,7 +160,7 @@ type checker struct {
 
 func newChecker(s secret) *checker {
 	return &checker{
-		secret: s, heldClasses: map[string]bool{}, limits: map[string]int32{}, abilities: newAbilities(), now: time.Now,
+		secret: s, b: metallbBackend, heldClasses: map[string]bool{}, limits: map[string]int32{}, abilities: newAbilities(), now: time.Now,
 		services: map[string]*serviceState{}, reporters: map[string]map[string]bool{},
 		claims: map[string]*claimState{}, claimUIDs: map[types.UID]*claimState{}, goneClaims: map[types.UID]bool{},
 		boundOnce: map[types.UID][]string{}, addresses: map[string]*addressState{}, everBound: map[string]types.UID{},
@@ -195,11 +205,24 @@ func (c *checker) onService(svc *corev1.Service, gone bool) {
 		return
 	}
 	s := &serviceState{
-		key: key, uid: svc.UID, placeholder: svc.Namespace == placeholderNamespace,
+		key: key, uid: svc.UID, placeholder: svc.Namespace == c.b.placeholderNamespace,
 		role: svc.Labels[v1alpha1.LabelPlaceholder], addressLabel: svc.Labels[v1alpha1.LabelAddress],
 		addressName: svc.Annotations[annotationAddressName], claimUID: types.UID(svc.Labels[v1alpha1.LabelClaimUID]),
 		claim:     svc.Annotations[v1alpha1.AnnotationIPAddressClaim],
-		sharedKey: svc.Annotations[annotationAllowSharedIP], driverKey: svc.Annotations[annotationSharingKey],
+		sharedKey: svc.Annotations[c.b.sharingKey], driverKey: svc.Annotations[annotationSharingKey],
+	}
+	if marker := svc.Annotations[v1alpha1.AnnotationPinnedBy]; marker != "" {
+		for ip := range strings.SplitSeq(marker, ",") {
+			s.pinned = append(s.pinned, normalize(strings.TrimSpace(ip)))
+		}
+	}
+	if c.b.poolLabel != "" {
+		s.pool, s.hasPool = svc.Labels[c.b.poolLabel]
+	}
+	if s.hasPool && !s.placeholder && len(s.pinned) == 0 {
+		c.violate("pool-unpinned "+string(svc.UID), invPoolUnpinned,
+			fmt.Sprintf("%s (uid %s, withdrawn %v) carries %s=%q and no %s: the pool keeps selecting it, so LB-IPAM keeps its address %v",
+				key, svc.UID, s.withdrawn, c.b.poolLabel, s.pool, v1alpha1.AnnotationPinnedBy, s.ips))
 	}
 	var mark string
 	mark, s.withdrawn = svc.Labels[labelWithdrawn]

@@ -46,7 +46,7 @@ func reporting(ns, name string, ips []string, opts ...b.ServiceOption) *corev1.S
 //nolint:unparam // The key stays in every case, so that a reader sees which Services share one.
 func keyed(key string, byDriver bool) b.ServiceOption {
 	return func(s *corev1.Service) {
-		metav1.SetMetaDataAnnotation(&s.ObjectMeta, annotationAllowSharedIP, key)
+		metav1.SetMetaDataAnnotation(&s.ObjectMeta, metallbBackend.sharingKey, key)
 		if byDriver {
 			metav1.SetMetaDataAnnotation(&s.ObjectMeta, annotationSharingKey, key)
 		}
@@ -216,7 +216,7 @@ func clocked() (*checker, func(time.Duration)) {
 	now := time.Date(2026, 12, 5, 7, 0, 0, 0, time.UTC)
 	c := newChecker(testSecret)
 	c.now = func() time.Time { return now }
-	for _, p := range []party{partyCore, partyDriver, partyMetalLB} {
+	for _, p := range []party{partyCore, partyDriver, partyAllocator} {
 		c.abilities.set(p, true, now)
 	}
 	c.heldClasses[classDelete], c.heldClasses[classRetain] = true, true
@@ -301,11 +301,11 @@ func TestBoundedInvariants(t *testing.T) {
 			quietFor(t, c, wait, settleBound)
 		}, invWithdrawnTooLong},
 		{"a withdrawn placeholder beside the holder while MetalLB has not caught up", func(c *checker, wait func(time.Duration)) {
-			c.abilities.set(partyMetalLB, false, c.now())
+			c.abilities.set(partyAllocator, false, c.now())
 			c.onService(reporting(placeholderNamespace, "alloc", []string{ip}, withUID("p1"), markedWithdrawn()), false)
 			c.onService(reporting("t", "a", []string{ip}), false)
 			wait(5 * time.Minute)
-			c.abilities.set(partyMetalLB, true, c.now())
+			c.abilities.set(partyAllocator, true, c.now())
 			wait(settleBound / 2)
 			c.onService(reporting(placeholderNamespace, "alloc", nil, withUID("p1"), markedWithdrawn()), false)
 			wait(settleBound)

@@ -36,6 +36,7 @@ const (
 	killDriverLeader   = "driver leader"
 	killDriverFollower = "driver follower"
 	killMetalLB        = "metallb controller"
+	killCilium         = "cilium operator"
 )
 
 // killer SIGKILLs one process every few seconds and restarts it a second
@@ -45,20 +46,21 @@ type killer struct {
 	rng *rand.Rand
 
 	mu         sync.Mutex
-	down       map[string]bool // replica name or "metallb"
+	down       map[string]bool // replica name or the allocator's (backend.name)
 	kills      map[string]int
 	lastKill   time.Time
 	restartErr []string
 	restarts   sync.WaitGroup
 	// identities maps a Lease holderIdentity to the replica that held it.
 	identities map[string]string
-	// metallb hears of every kill of MetalLB, for the invariants' clocks.
-	metallb *metallbKills
+	// allocator hears of every kill of the allocator, for the invariants'
+	// clocks.
+	allocator *allocatorKills
 }
 
-func newKiller(e *env, seed int64, mk *metallbKills) *killer {
+func newKiller(e *env, seed int64, mk *allocatorKills) *killer {
 	return &killer{e: e, rng: rand.New(rand.NewPCG(uint64(seed), 0x6b696c6c)),
-		down: map[string]bool{}, kills: map[string]int{}, identities: map[string]string{}, metallb: mk}
+		down: map[string]bool{}, kills: map[string]int{}, identities: map[string]string{}, allocator: mk}
 }
 
 // run kills until d has passed, then waits for the last restarts.
@@ -75,36 +77,66 @@ func (k *killer) run(ctx context.Context, d time.Duration) {
 			return
 		case <-time.After(pause):
 		}
-		k.killOne(ctx)
+		k.killOne(ctx, time.Until(end) < d/2)
 	}
 	k.restarts.Wait()
 }
 
-// killOne picks the MetalLB controller, the core or the driver at random
-// (the core weighed by Config.CoreKills) and, for a manager, its leader or
-// a follower at random.
-func (k *killer) killOne(ctx context.Context) {
+// killOne picks the allocator (the MetalLB controller or the Cilium
+// operator), the core or the driver at random (the core weighed by
+// Config.CoreKills) and, for a manager, its leader or a follower at random.
+// In the second half of the window (late) a party not killed yet goes
+// first, so that a short run kills each of the three at least once.
+func (k *killer) killOne(ctx context.Context, late bool) {
 	core := max(k.e.cfg.CoreKills, 1)
-	switch k.rng.IntN(2 + core) {
+	target := k.rng.IntN(2 + core)
+	if spared, ok := k.spared(); late && ok {
+		target = spared
+	}
+	switch target {
 	case 0:
-		k.killMetalLB()
+		k.killAllocator()
 	case 1:
-		k.killManager(ctx, kindDriver, driverLease, killDriverLeader, killDriverFollower)
+		k.killManager(ctx, kindDriver, k.e.b.lease, killDriverLeader, killDriverFollower)
 	default:
 		k.killManager(ctx, kindCore, coreLease, killCoreLeader, killCoreFollower)
 	}
 }
 
-func (k *killer) killMetalLB() {
-	if !k.markDown("metallb") {
+// spared is the first target of killOne (0 the allocator, 1 the driver, 2
+// the core) never killed so far.
+func (k *killer) spared() (int, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for i, n := range []int{
+		k.kills[k.e.b.allocatorKill],
+		k.kills[killDriverLeader] + k.kills[killDriverFollower],
+		k.kills[killCoreLeader] + k.kills[killCoreFollower],
+	} {
+		if n == 0 {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// killAllocator kills MetalLB or the Cilium operator, whichever the driver
+// under chaos drives, and restarts it a moment later.
+func (k *killer) killAllocator() {
+	kill, start := k.e.cluster.KillMetalLB, k.e.cluster.StartMetalLB
+	if k.e.cfg.Cilium {
+		kill, start = k.e.cluster.KillCilium, k.e.cluster.StartCilium
+	}
+	name := k.e.b.name
+	if !k.markDown(name) {
 		return
 	}
-	k.metallb.killed(time.Now())
-	if err := k.e.cluster.KillMetalLB(); err != nil {
-		k.failed("killing MetalLB: " + err.Error())
+	k.allocator.killed(time.Now())
+	if err := kill(); err != nil {
+		k.failed("killing " + name + ": " + err.Error())
 	}
-	k.count(killMetalLB, "metallb")
-	k.restartLater("metallb", k.e.cluster.StartMetalLB)
+	k.count(k.e.b.allocatorKill, name)
+	k.restartLater(name, start)
 }
 
 func (k *killer) killManager(ctx context.Context, kind, lease, asLeader, asFollower string) {

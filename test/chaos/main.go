@@ -49,8 +49,8 @@ func main() {
 	flag.IntVar(&o.EarlyDeletions, "early-deletions", -1, "Override how many claims are deleted a moment after their creation.")
 	flag.DurationVar(&o.Duration, "duration", 0, "Override how long the kills go on.")
 	flag.Float64Var(&o.StaticShare, "static", -1, "Override the fraction of claims in the static class.")
-	flag.Float64Var(&o.RetainShare, "retain", -1, "Override the fraction of claims in the MetalLB class with Retain.")
-	flag.DurationVar(&o.Converge, "converge", 60*time.Second, "How soon after the last kill everything must have converged.")
+	flag.Float64Var(&o.RetainShare, "retain", -1, "Override the fraction of claims in the driver's class with Retain.")
+	flag.DurationVar(&o.Converge, "converge", 0, "Override how soon after the last kill everything must have converged (the presets': 60 s, cilium's 30 s).")
 	flag.DurationVar(&o.Patience, "patience", 2*time.Minute, "How long to keep measuring past -converge.")
 	flag.IntVar(&o.Workers, "workers", 0, "Cap on the workload operations in flight; 0: each starts at its time.")
 	flag.Int64Var(&o.Seed, "seed", 0, "Seed of the workload's choices and the kills; 0 picks one.")
@@ -129,7 +129,10 @@ func override(p *Config, o Config, families string) error {
 		}
 		p.Families = f
 	}
-	p.Converge, p.Patience, p.Workers, p.Seed, p.KeepDir = o.Converge, o.Patience, o.Workers, o.Seed, o.KeepDir
+	if o.Converge > 0 {
+		p.Converge = o.Converge
+	}
+	p.Patience, p.Workers, p.Seed, p.KeepDir = o.Patience, o.Workers, o.Seed, o.KeepDir
 	return nil
 }
 

@@ -26,6 +26,9 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cozystack/address-controller/test/cluster"
 	"github.com/cozystack/address-controller/test/promtext"
 )
 
@@ -35,13 +38,14 @@ type party string
 const (
 	// partyCore: a core replica leads.
 	partyCore party = "core"
-	// partyDriver: a driver replica leads and its gate is open
-	// (metallb_iad_metallb_ready is 1): it writes Services.
+	// partyDriver: a driver replica leads and, for the MetalLB driver, its
+	// gate is open (metallb_iad_metallb_ready is 1): it writes Services.
 	partyDriver party = "driver"
-	// partyMetalLB: MetalLB runs and has caught up since its last start
+	// partyAllocator: MetalLB runs and has caught up since its last start
 	// (its first full pass with nothing left to retry ended): it handles
-	// single Services' events.
-	partyMetalLB party = "MetalLB"
+	// single Services' events; or the Cilium operator holds its lease,
+	// taken since its last kill: its LB-IPAM runs.
+	partyAllocator party = "allocator"
 )
 
 // abilities records since when each party has been able to act without a
@@ -85,10 +89,11 @@ func (a *abilities) ableSince(ps []party) (time.Time, bool) {
 }
 
 // sampleAbilities reads, every second until ctx ends, which replica of each
-// manager leads (leader_election_master_status), whether the driver
+// manager leads (leader_election_master_status), whether the MetalLB driver
 // leader's gate is open (metallb_iad_metallb_ready), and MetalLB's log for
-// its starts and catch-ups; kills of MetalLB are told through mk.
-func sampleAbilities(ctx context.Context, e *env, ab *abilities, mk *metallbKills) {
+// its starts and catch-ups, or the Cilium operator's lease; kills of the
+// allocator are told through mk.
+func sampleAbilities(ctx context.Context, e *env, ab *abilities, mk *allocatorKills) {
 	tail := &logTail{path: e.cluster.MetalLBLog()}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -99,12 +104,17 @@ func sampleAbilities(ctx context.Context, e *env, ab *abilities, mk *metallbKill
 			core = core || leadsAndReady(ctx, r.metricsURL, coreLease, false)
 		}
 		for _, r := range e.managers[kindDriver] {
-			driver = driver || leadsAndReady(ctx, r.metricsURL, driverLease, true)
+			driver = driver || leadsAndReady(ctx, r.metricsURL, e.b.lease, e.b.gated)
 		}
 		ab.set(partyCore, core, now)
 		ab.set(partyDriver, driver, now)
-		c := tail.read()
-		ab.set(partyMetalLB, !c.caughtUp.IsZero() && !c.started.Before(mk.last().Truncate(time.Second)), now)
+		if e.cfg.Cilium {
+			acquired, ok := ciliumAcquired(ctx, e)
+			ab.set(partyAllocator, ok && acquired.After(mk.last()), now)
+		} else {
+			c := tail.read()
+			ab.set(partyAllocator, !c.caughtUp.IsZero() && !c.started.Before(mk.last().Truncate(time.Second)), now)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -142,20 +152,31 @@ func leadsAndReady(ctx context.Context, url, lease string, gate bool) bool {
 	return len(ready) == 1 && ready[0].Value == 1
 }
 
-// metallbKills is the time of the last kill of MetalLB: a catch-up logged
-// before it is over.
-type metallbKills struct {
+// ciliumAcquired is when the Cilium operator took its lease, if a live
+// holder has it (renewed within its duration).
+func ciliumAcquired(ctx context.Context, e *env) (time.Time, bool) {
+	l, err := e.cs.CoordinationV1().Leases(cluster.CiliumNamespace).Get(ctx, ciliumLease, metav1.GetOptions{})
+	if err != nil || l.Spec.AcquireTime == nil || l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
+		return time.Time{}, false
+	}
+	live := time.Since(l.Spec.RenewTime.Time) <= time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second
+	return l.Spec.AcquireTime.Time, live
+}
+
+// allocatorKills is the time of the last kill of the allocator: a MetalLB
+// catch-up logged, or a Cilium lease taken, before it is over.
+type allocatorKills struct {
 	mu sync.Mutex
 	at time.Time
 }
 
-func (m *metallbKills) killed(t time.Time) {
+func (m *allocatorKills) killed(t time.Time) {
 	m.mu.Lock()
 	m.at = t
 	m.mu.Unlock()
 }
 
-func (m *metallbKills) last() time.Time {
+func (m *allocatorKills) last() time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.at

@@ -33,21 +33,21 @@ var reportedEvents = []string{
 // markdown prints the runs as a table, then each run's violations, errors
 // and final state.
 func markdown(w io.Writer, results []*Result) {
-	_, _ = fmt.Fprintln(w, "| run | claims | Services (rebuilt, toggled) | claims deleted | kills | core leader/follower | driver leader/follower | MetalLB | violations | converged after last kill | within limit |")
+	_, _ = fmt.Fprintln(w, "| run | claims | Services (rebuilt, toggled) | claims deleted | kills | core leader/follower | driver leader/follower | allocator (MetalLB or Cilium operator) | violations | converged after last kill | within limit |")
 	_, _ = fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range results {
 		conv := "never"
-		if r.ConvergedAfterSeconds >= 0 {
-			conv = fmt.Sprintf("%.1f s", r.ConvergedAfterSeconds)
+		if r.ConvergedAfterLastKillSeconds >= 0 {
+			conv = fmt.Sprintf("%.1f s", r.ConvergedAfterLastKillSeconds)
 		}
 		_, _ = fmt.Fprintf(w, "| %s | %d | %d (%d, %d) | %d | %d | %d/%d | %d/%d | %d | %d | %s | %v (%.0f s) |\n",
 			r.Name, r.Size.Claims, r.Size.Services, r.Size.Rebuilds, r.Size.Toggles, r.Size.ClaimDeletions, r.KillTotal,
 			r.Kills[killCoreLeader], r.Kills[killCoreFollower], r.Kills[killDriverLeader], r.Kills[killDriverFollower],
-			r.Kills[killMetalLB], len(r.Violations), conv, r.Converged, r.LimitSeconds)
+			r.Kills[killMetalLB]+r.Kills[killCilium], len(r.Violations), conv, r.Converged, r.LimitSeconds)
 	}
 	for _, r := range results {
-		_, _ = fmt.Fprintf(w, "\n**%s** (seed %d, families %s, %.0f%% static, %.0f%% Retain, %.0f s of kills, run took %.0f s)\n\n",
-			r.Name, r.Seed, r.Size.Families, 100*r.Size.StaticShare, 100*r.Size.RetainShare, r.Size.KillSeconds, r.DurationSecond)
+		_, _ = fmt.Fprintf(w, "\n**%s** (%s; seed %d, families %s, %.0f%% static, %.0f%% Retain, %.0f s of kills, run took %.0f s)\n\n",
+			r.Name, r.Allocator, r.Seed, r.Size.Families, 100*r.Size.StaticShare, 100*r.Size.RetainShare, r.Size.KillSeconds, r.DurationSecond)
 		_, _ = fmt.Fprintf(w, "- operations: %s (moves %d, claims deleted early %d, class limits at %.0f%% of the demand)\n",
 			counts(r.Operations), r.Size.Moves, r.Size.EarlyDeletions, 100*r.Size.LimitShare)
 		_, _ = fmt.Fprintf(w, "- invariants checked on %d watch events\n", r.WatchEvents)
@@ -56,7 +56,15 @@ func markdown(w io.Writer, results []*Result) {
 		} else {
 			_, _ = fmt.Fprintf(w, "- the workload's last operation ended %.1f s after the last kill\n", -d)
 		}
-		_, _ = fmt.Fprintf(w, "- MetalLB's last start: %.0f s after the last kill; %s\n", r.MetalLBStartedAfterLastKillSeconds, r.catchUpLine())
+		if r.ConvergedAfterSeconds >= 0 {
+			_, _ = fmt.Fprintf(w, "- converged %.1f s after the later of the last kill and the workload's last operation (limit %.0f s)\n",
+				r.ConvergedAfterSeconds, r.LimitSeconds)
+		}
+		if r.Allocator == ciliumBackend.name {
+			_, _ = fmt.Fprintf(w, "- the Cilium operator last took its lease %.1f s after the last kill\n", r.CiliumLeadingAfterLastKillSeconds)
+		} else {
+			_, _ = fmt.Fprintf(w, "- MetalLB's last start: %.0f s after the last kill; %s\n", r.MetalLBStartedAfterLastKillSeconds, r.catchUpLine())
+		}
 		ev := map[string]int{}
 		for _, reason := range reportedEvents {
 			if n := r.Events[reason]; n > 0 {

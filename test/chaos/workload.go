@@ -41,8 +41,8 @@ import (
 // alone, from addresses an admin created.
 const staticProvisioner = "static.chaos.local.sdn.cozystack.io"
 
-// The workload's class names: two MetalLB classes, one per reclaim policy,
-// and the static class.
+// The workload's class names: two classes of the driver under chaos (MetalLB
+// or Cilium), one per reclaim policy, and the static class.
 const (
 	classDelete = "chaos-delete"
 	classRetain = "chaos-retain"
@@ -51,8 +51,9 @@ const (
 
 // The workload's classes and their ranges; none overlaps another.
 var classes = []struct {
-	name    string
-	metallb bool
+	name string
+	// driven: served by the driver under chaos; otherwise static.
+	driven  bool
 	reclaim v1alpha1.ReclaimPolicy
 	v4, v6  netip.Prefix
 }{
@@ -75,7 +76,7 @@ func inPools(ip netip.Addr) bool {
 type claimPlan struct {
 	name, class string
 	family      v1alpha1.IPFamily
-	metallb     bool
+	driven      bool // of a class of the driver under chaos
 }
 
 // workload creates, rebuilds, toggles and deletes at a steady pace while
@@ -123,15 +124,15 @@ func plan(e *env, seed int64) *workload {
 		case rank < nStatic:
 			c.class = classStatic
 		case rank < nStatic+nRetain:
-			c.class, c.metallb = classRetain, true
+			c.class, c.driven = classRetain, true
 		default:
-			c.class, c.metallb = classDelete, true
+			c.class, c.driven = classDelete, true
 		}
 		w.claims[i] = c
 	}
 	named := map[int]bool{}
 	for i := range w.claims {
-		if len(w.serviceClaim) < cfg.Services && w.claims[i].metallb {
+		if len(w.serviceClaim) < cfg.Services && w.claims[i].driven {
 			w.serviceClaim = append(w.serviceClaim, i)
 			named[i] = true
 		}
@@ -162,7 +163,7 @@ func plan(e *env, seed int64) *workload {
 		later = append(later, op{"move", func(ctx context.Context) error { return w.move(ctx, j) }})
 	}
 	for k := range cfg.EarlyDeletions {
-		c := claimPlan{name: fmt.Sprintf("early-%04d", k), class: classDelete, family: cfg.Families[k%len(cfg.Families)], metallb: true}
+		c := claimPlan{name: fmt.Sprintf("early-%04d", k), class: classDelete, family: cfg.Families[k%len(cfg.Families)], driven: true}
 		if k%2 == 1 {
 			c.class = classRetain
 		}
@@ -202,7 +203,7 @@ func plan(e *env, seed int64) *workload {
 }
 
 // setup makes the classes and the static class's Available addresses, and
-// waits until the MetalLB classes are rendered.
+// waits until the driver's classes are rendered.
 func (w *workload) setup(ctx context.Context) error {
 	c := w.e.c
 	for _, cl := range classes {
@@ -211,9 +212,9 @@ func (w *workload) setup(ctx context.Context) error {
 			opts = append(opts, b.PerNamespace(limit))
 		}
 		var class *v1alpha1.IPAddressClass
-		if cl.metallb {
+		if cl.driven {
 			params := fmt.Sprintf(`{"addresses": [%q, %q]}`, cl.v4, cl.v6)
-			class = b.Class(cl.name, v1alpha1.ProvisionerMetalLB, append(opts, b.Parameters(params))...)
+			class = b.Class(cl.name, w.e.b.provisioner, append(opts, b.Parameters(params))...)
 		} else {
 			class = b.Class(cl.name, staticProvisioner, opts...)
 		}
@@ -425,7 +426,7 @@ func (w *workload) createAndDelete(ctx context.Context, k int) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		list := &corev1.ServiceList{}
-		if err := w.e.c.List(ctx, list, client.InNamespace(placeholderNamespace),
+		if err := w.e.c.List(ctx, list, client.InNamespace(w.e.b.placeholderNamespace),
 			client.MatchingLabels{v1alpha1.LabelClaimUID: string(claim.UID)}); err != nil {
 			return err
 		}
