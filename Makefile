@@ -110,7 +110,7 @@ GO_TEST = $(TEST_ENV) go test -tags=e2e,cilium -p $(TEST_P)
 # them in this order as slots free up. make test runs with -count=1: go
 # test's cache does not see the cluster's binaries in bin/, which the
 # integration tests run.
-TEST_PACKAGES ?= ./test/e2e/ ./test/charts/ ./test/bench/ ./internal/driver/cilium/ ./test/chaos/ \
+TEST_PACKAGES ?= ./test/e2e/ ./test/chaos/ ./internal/driver/cilium/ ./test/charts/ ./test/bench/ \
 	./test/scaffold/ ./internal/driver/metallb/stoptest/ ./internal/driver/metallb/importtest/ \
 	./internal/driver/metallb/ ./test/cluster/ ./internal/core/ ./test/images/ ./test/e2e/cilium/ \
 	./internal/driver/drivertest/ ./internal/version/ ./internal/driver/metallb/steadytest/ \
