@@ -236,11 +236,17 @@ func (k *Kit) EventsAbout(g Gomega, obj client.Object, reason string) func() []s
 	return k.events(g, obj, func(e *eventsv1.Event) (string, bool) { return e.Note, e.Reason == reason })
 }
 
+// APIServerRepair is the kube-apiserver's ClusterIP repair loop, which can
+// warn about a Service created while its cluster IP was being allocated
+// ("ClusterIPNotAllocated ... repairing"): a race of the API server's own,
+// never about what a driver or its allocator did.
+const APIServerRepair = "ipallocator-repair-controller"
+
 // WarningsAbout returns "reason: note" of every Warning event about obj,
-// whoever emitted it.
+// whoever emitted it but the API server's ClusterIP repair loop.
 func (k *Kit) WarningsAbout(g Gomega, obj client.Object) func() []string {
 	return k.events(g, obj, func(e *eventsv1.Event) (string, bool) {
-		return e.Reason + ": " + e.Note, e.Type == corev1.EventTypeWarning
+		return e.Reason + ": " + e.Note, e.Type == corev1.EventTypeWarning && e.ReportingController != APIServerRepair
 	})
 }
 

@@ -201,12 +201,6 @@ func satisfied(g Gomega, ns, name string) func() metav1.Condition {
 	}
 }
 
-// apiServerRepair is the kube-apiserver's ClusterIP repair loop, which can
-// warn about a Service created while its cluster IP was being allocated
-// ("ClusterIPNotAllocated ... repairing"); that race is the API server's,
-// not LB-IPAM's.
-const apiServerRepair = "ipallocator-repair-controller"
-
 // eventsAbout lists "reason: note" of every event regarding obj, whoever
 // recorded it except the API server's ClusterIP repair loop.
 func eventsAbout(g Gomega, obj client.Object) []string {
@@ -214,7 +208,7 @@ func eventsAbout(g Gomega, obj client.Object) []string {
 	g.Expect(k8s.List(context.Background(), list, client.InNamespace(obj.GetNamespace()))).To(Succeed())
 	var out []string
 	for _, e := range list.Items {
-		if e.Regarding.UID == obj.GetUID() && e.ReportingController != apiServerRepair {
+		if e.Regarding.UID == obj.GetUID() && e.ReportingController != testkit.APIServerRepair {
 			out = append(out, e.Reason+": "+e.Note)
 		}
 	}
