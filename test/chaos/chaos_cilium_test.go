@@ -19,8 +19,6 @@ limitations under the License.
 package main
 
 import (
-	"bytes"
-	"context"
 	"testing"
 	"time"
 )
@@ -34,33 +32,16 @@ import (
 // s of the last kill, and on a workload or kill that could not be done. It
 // needs the Cilium operator (CILIUM_ASSETS, `make cilium`).
 func TestChaosShortCilium(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cfg := presets["cilium-short"]
 	began := time.Now()
 	logf := func(format string, args ...any) {
 		t.Logf("%5.1fs "+format, append([]any{time.Since(began).Seconds()}, args...)...)
 	}
-	cfg.Name, cfg.Log, cfg.Patience = "cilium-short", logf, time.Second
-	res, err := Run(ctx, cfg)
-	if res != nil {
-		var md bytes.Buffer
-		markdown(&md, []*Result{res})
-		t.Log("\n" + md.String())
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, cfg := runShort(t, "cilium-short", logf)
 	if res.KillTotal < 4 {
 		t.Errorf("%d kills in %s, want at least 4", res.KillTotal, cfg.Duration)
 	}
 	if res.Kills[killCilium] == 0 {
 		t.Errorf("kills %v: the Cilium operator was never killed", res.Kills)
 	}
-	if res.Operations["claim created"] != cfg.Claims {
-		t.Errorf("%d claims created, want %d", res.Operations["claim created"], cfg.Claims)
-	}
-	if res.Failed() {
-		t.Errorf("chaos run failed: %s (see the report above)", res.headline())
-	}
+	checkShort(t, res, cfg)
 }

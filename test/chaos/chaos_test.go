@@ -42,10 +42,21 @@ func TestMain(m *testing.M) {
 // violated invariant, on non-convergence within 60 s of the last kill, and
 // on a workload or kill that could not be done.
 func TestChaosShort(t *testing.T) {
+	res, cfg := runShort(t, "short", t.Logf)
+	if res.KillTotal < 5 {
+		t.Errorf("%d kills in %s, want at least 5", res.KillTotal, cfg.Duration)
+	}
+	checkShort(t, res, cfg)
+}
+
+// runShort runs preset name, logging with logf, and logs its report; it
+// fails the test if the run could not be done.
+func runShort(t *testing.T, name string, logf func(string, ...any)) (*Result, Config) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cfg := presets["short"]
-	cfg.Name, cfg.Log, cfg.Patience = "short", t.Logf, time.Second
+	cfg := presets[name]
+	cfg.Name, cfg.Log, cfg.Patience = name, logf, time.Second
 	res, err := Run(ctx, cfg)
 	if res != nil {
 		var md bytes.Buffer
@@ -55,9 +66,13 @@ func TestChaosShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.KillTotal < 5 {
-		t.Errorf("%d kills in %s, want at least 5", res.KillTotal, cfg.Duration)
-	}
+	return res, cfg
+}
+
+// checkShort fails the test if a short run's workload was not all done or
+// an invariant did not hold.
+func checkShort(t *testing.T, res *Result, cfg Config) {
+	t.Helper()
 	if res.Operations["claim created"] != cfg.Claims {
 		t.Errorf("%d claims created, want %d", res.Operations["claim created"], cfg.Claims)
 	}
