@@ -172,12 +172,7 @@ func TestCheckerCatchesEachViolation(t *testing.T) {
 			c := newChecker(testSecret)
 			tc.feed(c)
 			got, _ := c.result()
-			switch {
-			case tc.want == "" && len(got) > 0:
-				t.Errorf("violations %+v, want none", got)
-			case tc.want != "" && (len(got) != 1 || got[0].Invariant != tc.want):
-				t.Errorf("violations %+v, want exactly one of %q", got, tc.want)
-			}
+			wantViolation(t, got, tc.want)
 		})
 	}
 }
@@ -533,4 +528,16 @@ func quietFor(t *testing.T, c *checker, wait func(time.Duration), bound time.Dur
 		t.Errorf("violations within %s: %+v", bound, v)
 	}
 	wait(2 * time.Second)
+}
+
+// wantViolation fails t unless got is empty (want "") or holds exactly one
+// violation, of invariant want.
+func wantViolation(t *testing.T, got []Violation, want string) {
+	t.Helper()
+	switch {
+	case want == "" && len(got) > 0:
+		t.Errorf("violations %+v, want none", got)
+	case want != "" && (len(got) != 1 || got[0].Invariant != want):
+		t.Errorf("violations %+v, want exactly one of %q", got, want)
+	}
 }
