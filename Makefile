@@ -77,13 +77,19 @@ fmt: ## Run go fmt against code.
 vet: ## Run go vet against code (the end-to-end specs, the Cilium recordings and the node harness's test included).
 	$(SUITE_BUILD_ENV) go vet -tags=e2e,cilium,node ./...
 
-# vet and the tests compile as the Dockerfile compiles the managers: without
-# cgo, with -trimpath. test/images and internal/version build the managers
-# that way, and then reuse what vet and the test binaries compiled instead of
-# compiling the standard library and every module a second time (from empty
-# caches that was 20 minutes of the two packages' time); and a checkout at
-# another path reuses the Go build cache.
-SUITE_BUILD_ENV = CGO_ENABLED=0 GOFLAGS="-trimpath $(GOFLAGS)"
+# Everything make test compiles, its tools and its own code alike, is
+# compiled one way: without cgo, with -trimpath (as the Dockerfile compiles
+# the managers), and without DWARF in the objects (nobody steps through
+# kube-apiserver or a test binary in a debugger here; stack traces still name
+# every frame). Go's build cache keys a package on its flags and on its
+# dependencies, so one way means the standard library, and every module at a
+# version the tools and the suite share (hack/tools/kube and hack/tools/helm
+# follow go.mod's versions), is compiled once: from empty caches the control
+# plane's build compiles client-go for vet and the tests, and test/images and
+# internal/version reuse what vet compiled. A checkout at another path reuses
+# the cache too.
+BUILD_GOFLAGS := -trimpath -gcflags=all=-dwarf=false
+SUITE_BUILD_ENV = CGO_ENABLED=0 GOFLAGS="$(BUILD_GOFLAGS) $(GOFLAGS)"
 
 # The binaries the tests run, from the tool targets.
 TEST_ENV = $(SUITE_BUILD_ENV) KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
@@ -120,17 +126,20 @@ TEST_PACKAGES ?= ./test/e2e/ ./test/chaos/ ./internal/driver/cilium/ ./test/char
 # much of its time waiting on module downloads and on its link, which uses one
 # core, so another build fills the gaps (docs/development.md, "Building from
 # empty caches"). The code's own checks go one after the other (the generated
-# files first, as vet reads them; the short fuzzing last), beside the tool
-# builds.
-TEST_TOOLS := checked-code control-plane helm kubebuilder prometheus-operator-crds cilium
+# files first, as vet reads them; the short fuzzing last). vet and helm
+# compile client-go and the rest of Kubernetes' libraries at the versions and
+# with the flags the control plane's build compiles them (make align-tools,
+# BUILD_GOFLAGS), so they start after it and reuse what it compiled: started
+# beside it, each would compile them again, as Go's build cache does not hold
+# one build back while another compiles the same package. (checked-code and
+# helm-after-kube are defined after the control plane's binaries, which they
+# wait for.)
+TEST_TOOLS := checked-code helm-after-kube control-plane kubebuilder prometheus-operator-crds cilium
 TOOL_JOBS ?= 4
 
-.PHONY: checked-code
-checked-code:
-	@$(MAKE) --no-print-directory verify-generated
-	@$(MAKE) --no-print-directory fmt
-	@$(MAKE) --no-print-directory vet
-	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
+.PHONY: align-tools
+align-tools: ## Raise go.mod, hack/tools/kube and hack/tools/helm to one version of each module they share, so that make test compiles Kubernetes' libraries once (a test checks it).
+	go run ./hack/aligntools
 
 # A prerequisite, not a line of the test recipe: make expands a whole recipe
 # before it runs its first line, and TEST_ENV asks setup-envtest, built here.
@@ -173,7 +182,7 @@ FUZZTIME ?= 2m
 fuzz: ## Fuzz class parameter decoding and range parsing, FUZZTIME (default 2m) per target.
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzzing $${t#*:} in $${t%%:*} for $(FUZZTIME)"; \
-		go test "$${t%%:*}" -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) || exit 1; \
+		$(SUITE_BUILD_ENV) go test "$${t%%:*}" -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 
 .PHONY: test-e2e
@@ -480,11 +489,8 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBERNETES_VERSION
 	-X k8s.io/client-go/pkg/version.gitMajor=$(word 1,$(subst ., ,$(ENVTEST_K8S_VERSION))) \
 	-X k8s.io/client-go/pkg/version.gitMinor=$(word 2,$(subst ., ,$(ENVTEST_K8S_VERSION)))
 
-# Tools are built without debug information (no DWARF in the objects or the
-# binary, no symbol table): nobody steps through kube-apiserver in a
-# debugger here, stack traces still name every frame, and compiling and
-# linking the largest of them from empty caches costs less.
-TOOL_GOFLAGS := -gcflags=all=-dwarf=false
+# Tools are built as the suite compiles (BUILD_GOFLAGS, and without cgo
+# unless a tool's target says otherwise), and linked without a symbol table.
 TOOL_LDFLAGS := -s -w
 
 # build-tool builds package $(3) of tools module hack/tools/$(2) into $(1),
@@ -495,7 +501,7 @@ define build-tool
 set -e; \
 echo "Building $(notdir $(1)) from hack/tools/$(2)"; \
 mkdir -p "$(dir $(1))"; \
-cd "$(TOOLS_DIR)/$(2)" && go build $(TOOL_GOFLAGS) $(5) -ldflags '$(TOOL_LDFLAGS) $(4)' -o "$(1).partial" $(3); \
+cd "$(TOOLS_DIR)/$(2)" && CGO_ENABLED=$${CGO_ENABLED:-0} go build $(BUILD_GOFLAGS) $(5) -ldflags '$(TOOL_LDFLAGS) $(4)' -o "$(1).partial" $(3); \
 mv "$(1).partial" "$(1)"; \
 }
 endef
@@ -510,7 +516,7 @@ define build-tools
 set -e; \
 echo "Building$$(for p in $$missing; do printf ' %s' "$${p##*/}"; done) from hack/tools/$(2)"; \
 mkdir -p "$(1)/.partial"; \
-cd "$(TOOLS_DIR)/$(2)" && go build $(TOOL_GOFLAGS) $(5) -ldflags '$(TOOL_LDFLAGS) $(4)' -o "$(1)/.partial/" $$missing; \
+cd "$(TOOLS_DIR)/$(2)" && CGO_ENABLED=$${CGO_ENABLED:-0} go build $(BUILD_GOFLAGS) $(5) -ldflags '$(TOOL_LDFLAGS) $(4)' -o "$(1)/.partial/" $$missing; \
 for p in $$missing; do mv "$(1)/.partial/$${p##*/}" "$(1)/"; done; \
 rmdir "$(1)/.partial"; \
 }
@@ -566,8 +572,20 @@ $(LOCALBIN)/kind-$(KIND_VERSION):
 kubectl: $(ENVTEST_ASSETS)/kubectl ## Build the pinned kubectl locally if necessary.
 
 # One module at one version: built together, whichever of them is missing.
-$(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/kube-controller-manager $(ENVTEST_ASSETS)/kubectl &:
-	$(call build-tools,$(ENVTEST_ASSETS),kube,$(addprefix k8s.io/kubernetes/cmd/,kube-apiserver kube-controller-manager kubectl),$(KUBE_LDFLAGS))
+KUBE_BINARIES := $(addprefix $(ENVTEST_ASSETS)/,kube-apiserver kube-controller-manager kubectl)
+$(KUBE_BINARIES) &:
+	$(call build-tools,$(ENVTEST_ASSETS),kube,$(addprefix k8s.io/kubernetes/cmd/,$(notdir $(KUBE_BINARIES))),$(KUBE_LDFLAGS))
+
+# make test's code checks and helm wait for those binaries (TEST_TOOLS).
+.PHONY: checked-code generated-code helm-after-kube
+checked-code: generated-code $(KUBE_BINARIES)
+	@$(MAKE) --no-print-directory vet
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
+generated-code:
+	@$(MAKE) --no-print-directory verify-generated
+	@$(MAKE) --no-print-directory fmt
+helm-after-kube: $(KUBE_BINARIES)
+	@$(MAKE) --no-print-directory helm
 
 $(ENVTEST_ASSETS)/etcd: $(LOCALBIN)/etcd-$(ETCD_VERSION)
 	$(call link-tool,$@,$<)
@@ -637,6 +655,8 @@ $(CAPI_IPAM_UNTHROTTLED_ASSETS)/manager:
 # against, and the CRDs of the Cilium release it is built from (the operator
 # also creates them itself when run with --skip-crd-creation=false). Cilium
 # builds its operator without cgo; the tags pick the Kubernetes IPAM provider.
+# Its module keeps Cilium's own versions (client-go v0.36): Cilium v1.20.2
+# does not compile against go.mod's v0.37, so make align-tools leaves it out.
 CILIUM_OPERATOR_TAGS := ipam_provider_operator,osusergo
 
 .PHONY: cilium
