@@ -215,6 +215,10 @@ func (c *Cluster) startControllerManager() error {
 			return err
 		}
 		extra = append(extra, "--root-ca-file", ca)
+		// A node whose Lease has not been renewed for 16 s is NotReady
+		// (the default is 50 s): the node harness's kubelets renew theirs
+		// every 2 s, and its tests stop nodes.
+		extra = append(extra, "--node-monitor-period=2s", "--node-monitor-grace-period=16s")
 	}
 	c.kcm = newProcess("kube-controller-manager", filepath.Join(c.Assets.KubeDir, "kube-controller-manager"), c.Dir,
 		append([]string{

@@ -415,6 +415,25 @@ func (n *Node) Logs() map[string]string {
 // close stops the daemons, kills whatever still runs in the node's cgroups
 // (containers and their shims), removes the cgroups, the namespace and the
 // Node object.
+// Stop ends the node as a power cut would: every process of it (kube-proxy,
+// kubelet, containerd, the shims and the containers, and the process that
+// holds its namespaces) is killed at once. Its Node object and its network
+// namespace, with its address on the segment, stay: the control plane sees a
+// node that stopped answering, as it would see a machine that went down. A
+// stopped node stays stopped; Close removes it with the others.
+func (n *Node) Stop() error {
+	var errs []error
+	for _, p := range []*cluster.Process{n.proxy, n.kubelet, n.containerd, n.holder} {
+		if p != nil {
+			errs = append(errs, p.Kill())
+		}
+	}
+	if n.cgroups != nil {
+		errs = append(errs, n.cgroups.kill(30*time.Second))
+	}
+	return errors.Join(errs...)
+}
+
 func (n *Node) close() error {
 	var errs []error
 	for _, p := range []*cluster.Process{n.proxy, n.kubelet, n.containerd} {

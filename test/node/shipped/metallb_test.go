@@ -67,7 +67,7 @@ func TestMetalLBFlagship(t *testing.T) {
 	install(t, g, "metallb", dir, cluster.MetalLBNamespace, "--take-ownership",
 		"controller.image.tag="+controllerTag, "controller.image.pullPolicy=Never",
 		"speaker.image.tag="+speakerTag, "speaker.image.pullPolicy=Never",
-		"speaker.frr.enabled=false")
+		"speaker.frr.enabled=false", "--set-json=controller.tolerations="+lostNodeTolerations)
 	g.Eventually(func(g Gomega) {
 		dep, err := cs.AppsV1().Deployments(cluster.MetalLBNamespace).Get(ctx, "metallb-controller", metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
@@ -81,6 +81,8 @@ func TestMetalLBFlagship(t *testing.T) {
 
 	t.Run("Handoff", testHandoff)
 	t.Run("LeadersDeletedMidHandoff", testLeadersDeletedMidHandoff)
+	// Last: a stopped node stays stopped.
+	t.Run("NodeStopped", testNodeStopped)
 }
 
 // testHandoff installs the core's and the MetalLB driver's charts with
@@ -191,7 +193,7 @@ func reachB(t *testing.T, g Gomega, f flow) {
 
 // runHello runs the test's hello image as the Deployment name in ns, its
 // Pods labelled app=name (what the builder's Service of that name selects),
-// serving on the port named http.
+// serving on the port named http, and evicted 5 s after their node is lost.
 func runHello(g Gomega, ns, name string) {
 	labels := map[string]string{"app": name}
 	_, err := cs.AppsV1().Deployments(ns).Create(context.Background(), &appsv1.Deployment{
@@ -200,10 +202,13 @@ func runHello(g Gomega, ns, name string) {
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{
-					Name: "hello", Image: helloRef, ImagePullPolicy: corev1.PullNever,
-					Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
-				}}},
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{
+						Name: "hello", Image: helloRef, ImagePullPolicy: corev1.PullNever,
+						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+					}},
+					Tolerations: lostNodeTolerationList(),
+				},
 			},
 		},
 	}, metav1.CreateOptions{})
