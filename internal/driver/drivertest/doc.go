@@ -51,9 +51,10 @@ limitations under the License.
 // core down (the driver writes an address's status only after the core
 // has; a claim deleted under Delete gets no hold on its way out); teardown
 // (no backend state and no driver pin left once claims, addresses and
-// classes are gone); and a crash: the driver killed right after its first,
-// second or third write of each step of a claim's life, after which a new
-// driver completes the step (with ServiceHolder, and with a shared handoff
+// classes are gone); and a crash: the driver killed before its first write
+// of each step of a claim's life, or right after its first or second (after
+// its last but one where a step takes fewer), after which a new driver
+// completes the step (with ServiceHolder, and with a shared handoff
 // never leaving an address unreported). With ServiceHolder, the handoffs:
 // the shared one never leaves an address unreported, the gap one is taken
 // by the Services the backend cannot share with, and a hold deleted behind

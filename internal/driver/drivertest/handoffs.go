@@ -34,14 +34,18 @@ import (
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
-// sharedHandoff walks a Dual claim's addresses through association,
-// dissociation, association again, the carrier's deletion and a second
-// Service, and proves from a watch on every Service that some Service (the
+// sharedHandoff walks a claim's addresses (of family: IPv6 on an IPv6-only
+// Service, Dual on a dual-stack one) through association, dissociation,
+// association again, the carrier's deletion and a second Service, and proves from a watch on every Service that some Service (the
 // hold or the workload) reported each address at every observed moment.
 // The carrier keeps the driver's carrier finalizer while it shares, and
 // nothing of the driver's once it lets go.
-func sharedHandoff(t *testing.T, g *WithT, s *suite) {
-	ns, addrs := s.heldClaim(t, g, v1alpha1.Dual)
+func sharedHandoff(t *testing.T, g *WithT, s *suite, family v1alpha1.IPFamily) {
+	ns, addrs := s.heldClaim(t, g, family)
+	shape := b.DualStack()
+	if family == v1alpha1.IPv6 {
+		shape = b.IPv6Only()
+	}
 	for _, a := range addrs {
 		g.Eventually(s.holderOf(g, ns, a.Address), timeout, tick).ShouldNot(BeEmpty(), "a hold of the backend's reports %s", a.Address)
 	}
@@ -62,7 +66,7 @@ func sharedHandoff(t *testing.T, g *WithT, s *suite) {
 		}
 	}
 
-	svc := b.Service(ns, "a", b.ForClaim("web"), b.DualStack())
+	svc := b.Service(ns, "a", b.ForClaim("web"), shape)
 	s.kit.Create(g, svc)
 	shared("a")
 	s.kit.SetAnnotation(g, svc, v1alpha1.AnnotationIPAddressClaim, "")
@@ -77,7 +81,7 @@ func sharedHandoff(t *testing.T, g *WithT, s *suite) {
 	g.Expect(s.c.Delete(context.Background(), s.kit.Service(g, ns, "a"))).To(Succeed())
 	g.Eventually(s.kit.Gone(svc), timeout, tick).Should(BeTrue())
 	heldAgain()
-	s.kit.Create(g, b.Service(ns, "b", b.ForClaim("web"), b.DualStack()))
+	s.kit.Create(g, b.Service(ns, "b", b.ForClaim("web"), shape))
 	shared("b")
 	for ip, gaps := range watcher.Gaps() {
 		g.Expect(gaps).To(BeEmpty(), "%s went unreported during a shared handoff", ip)

@@ -69,7 +69,8 @@ func specs(h Harness) []spec {
 	}
 	if holder, ok := h.(ServiceHolder); ok {
 		out = append(out,
-			spec{"handoff/shared, the addresses never unreported", sharedHandoff},
+			spec{"handoff/shared, the addresses never unreported/IPv6", func(t *testing.T, g *WithT, s *suite) { sharedHandoff(t, g, s, v1alpha1.IPv6) }},
+			spec{"handoff/shared, the addresses never unreported/Dual", func(t *testing.T, g *WithT, s *suite) { sharedHandoff(t, g, s, v1alpha1.Dual) }},
 			spec{"handoff/gap, where the backend cannot share", func(t *testing.T, g *WithT, s *suite) { gapHandoff(t, g, s, holder) }},
 			spec{"handoff/a hold deleted behind the driver's back comes back", holdComesBack},
 			spec{"handoff/gap forced, then the upgrade to shared", func(t *testing.T, g *WithT, s *suite) { upgradeToShared(t, g, s, holder) }},
