@@ -363,16 +363,18 @@ func (n *Node) startKubelet(ctx context.Context) error {
 			return false, fmt.Errorf("kubelet exited:\n%s", tail(n.kubelet.Log(), 40))
 		}
 		node, err := n.h.cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		for _, c := range node.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				return c.Status == corev1.ConditionTrue, nil
-			}
-		}
-		return false, nil
+		return err == nil && Ready(node), nil
 	})
+}
+
+// Ready says whether the node's Ready condition is True.
+func Ready(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func (n *Node) startKubeProxy(ctx context.Context) error {

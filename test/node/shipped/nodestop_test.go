@@ -36,6 +36,7 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/test/cluster"
 	"github.com/cozystack/address-controller/test/e2e/harness"
+	"github.com/cozystack/address-controller/test/node"
 )
 
 // lostNodeTolerations let a Pod stay 5 s on a node the control plane has
@@ -104,7 +105,7 @@ func testNodeStopped(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		n, err := cs.CoreV1().Nodes().Get(ctx, lost, metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(ready(n)).To(BeFalse())
+		g.Expect(node.Ready(n)).To(BeFalse())
 	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed(), "the control plane still counts %s Ready", lost)
 	t.Logf("%s was NotReady %s after it stopped", lost, time.Since(stopped).Round(time.Millisecond))
 
@@ -186,14 +187,4 @@ func podsOn(ctx context.Context, g Gomega, node string) []string {
 		names = append(names, p.Namespace+"/"+p.Name)
 	}
 	return names
-}
-
-// ready says whether the node's Ready condition is True.
-func ready(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
