@@ -27,7 +27,7 @@ limitations under the License.
 // (docs/development.md, "Building from empty caches").
 //
 // Without flags it raises every module that is behind to that version (go
-// get, then go mod tidy where the module lists its tools). With -check it
+// get, then go mod tidy). With -check it
 // changes nothing and exits 1 if any module differs.
 //
 //	go run ./hack/aligntools          # make align-tools
@@ -180,9 +180,9 @@ func survey(root string) ([]difference, error) {
 	return differences(versions), nil
 }
 
-// raise moves every module that is behind up to the newest version. go mod
-// tidy runs only where go.mod names what it builds (a module whose go.mod
-// lists no package, no tool directive, would lose every requirement).
+// raise moves every module that is behind up to the newest version, then
+// tidies the module (each build lists what it builds: the repository its
+// packages, the tool modules their tool directives).
 func raise(root string, diffs []difference) error {
 	byDir := map[string][]string{}
 	for _, d := range diffs {
@@ -193,11 +193,7 @@ func raise(root string, diffs []difference) error {
 			continue
 		}
 		dir := filepath.Join(root, b.Dir)
-		steps := [][]string{append([]string{"get"}, byDir[b.Dir]...)}
-		if listsWhatItBuilds(dir) {
-			steps = append(steps, []string{"mod", "tidy"})
-		}
-		for _, args := range steps {
+		for _, args := range [][]string{append([]string{"get"}, byDir[b.Dir]...), {"mod", "tidy"}} {
 			cmd := exec.Command("go", args...)
 			cmd.Dir = dir
 			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -207,24 +203,6 @@ func raise(root string, diffs []difference) error {
 		}
 	}
 	return nil
-}
-
-// listsWhatItBuilds reports whether the module in dir has Go packages or
-// tool directives, which go mod tidy keeps the requirements of.
-func listsWhatItBuilds(dir string) bool {
-	if matches, _ := filepath.Glob(filepath.Join(dir, "*.go")); len(matches) > 0 {
-		return true
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "tool ") || strings.HasPrefix(line, "tool(") || strings.HasPrefix(line, "tool (") {
-			return true
-		}
-	}
-	return false
 }
 
 func main() {

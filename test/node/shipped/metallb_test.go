@@ -67,7 +67,7 @@ func TestMetalLBFlagship(t *testing.T) {
 	install(t, g, "metallb", dir, cluster.MetalLBNamespace, "--take-ownership",
 		"controller.image.tag="+controllerTag, "controller.image.pullPolicy=Never",
 		"speaker.image.tag="+speakerTag, "speaker.image.pullPolicy=Never",
-		"speaker.frr.enabled=false", "--set-json=controller.tolerations="+lostNodeTolerations)
+		"speaker.frr.enabled=false", "--set-json=controller.tolerations="+lostNodeTolerationsJSON())
 	g.Eventually(func(g Gomega) {
 		dep, err := cs.AppsV1().Deployments(cluster.MetalLBNamespace).Get(ctx, "metallb-controller", metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
@@ -207,7 +207,7 @@ func runHello(g Gomega, ns, name string) {
 						Name: "hello", Image: helloRef, ImagePullPolicy: corev1.PullNever,
 						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
 					}},
-					Tolerations: lostNodeTolerationList(),
+					Tolerations: lostNodeTolerations(),
 				},
 			},
 		},

@@ -20,6 +20,7 @@ package shipped_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -41,19 +42,24 @@ import (
 
 // lostNodeTolerations let a Pod stay 5 s on a node the control plane has
 // lost (NotReady or unreachable) before it is evicted, where the API server
-// gives every Pod 300 s (DefaultTolerationSeconds): the charts' tolerations
-// value and MetalLB's controller.tolerations, as JSON for helm --set-json,
-// and the test's own workloads.
-const lostNodeTolerations = `[` +
-	`{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":5},` +
-	`{"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":5}]`
-
-func lostNodeTolerationList() []corev1.Toleration {
+// gives every Pod 300 s (DefaultTolerationSeconds): the test's own
+// workloads take them, and the charts as JSON (lostNodeTolerationsJSON).
+func lostNodeTolerations() []corev1.Toleration {
 	five := int64(5)
 	return []corev1.Toleration{
 		{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &five},
 		{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &five},
 	}
+}
+
+// lostNodeTolerationsJSON is lostNodeTolerations for helm --set-json: the
+// charts' tolerations value and MetalLB's controller.tolerations.
+func lostNodeTolerationsJSON() string {
+	b, err := json.Marshal(lostNodeTolerations())
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
 
 // testNodeStopped installs the core's and the MetalLB driver's charts with
@@ -77,7 +83,7 @@ func lostNodeTolerationList() []corev1.Toleration {
 func testNodeStopped(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	tolerate := "--set-json=tolerations=" + lostNodeTolerations
+	tolerate := "--set-json=tolerations=" + lostNodeTolerationsJSON()
 	installManager(t, g, harness.Core, harness.CoreNamespace, coreImage, "replicas=2", tolerate)
 	installManager(t, g, harness.Driver, harness.DriverNamespace, driverImage, "replicas=2", tolerate)
 	f := claimAndServe(t, g)
