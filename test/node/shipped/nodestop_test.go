@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,7 +71,7 @@ func lostNodeTolerationsJSON() string {
 // whichever manager replicas, MetalLB controller and workload Pods ran
 // there). The control plane marks the node NotReady; its Pods are evicted
 // and the Deployments run them again on the other node; the other node's
-// speaker announces the address, and the client reaches A's Pod through it
+// speaker announces the address (its nodeAssigned event on the Service), and the client reaches A's Pod through it
 // again. Then the rescheduled managers hand the address from A to B. A
 // watch on the claim sees it Bound to its one address throughout, and the
 // IPAddress is the same object.
@@ -115,10 +116,12 @@ func testNodeStopped(t *testing.T) {
 	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed(), "the control plane still counts %s Ready", lost)
 	t.Logf("%s was NotReady %s after it stopped", lost, time.Since(stopped).Round(time.Millisecond))
 
-	// The address moves to the other node's speaker, and reaches A's Pod,
-	// which runs there (again, if it ran on the lost node).
+	// The address moves to the other node's speaker, which says so on the
+	// Service (its ServiceL2Status still names the lost node: MetalLB
+	// v0.15.2 tries to rewrite the object's node, which is immutable), and
+	// reaches A's Pod, which runs there (again, if it ran on the lost node).
 	g.Eventually(func(g Gomega) {
-		g.Expect(announcers(ctx, g, f.ns, "a")).To(ContainElement(other))
+		g.Expect(announcedSince(ctx, g, f.ns, "a", stopped)).To(ContainElement(other))
 	}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), func() string { return diagnose(ctx, cluster.MetalLBNamespace) })
 	g.Eventually(func() (string, error) {
 		return nodes.Client.Get(ctx, "http://"+f.address+"/")
@@ -181,6 +184,28 @@ func announcers(ctx context.Context, g Gomega, ns, name string) []string {
 		}
 	}
 	slices.Sort(on)
+	return on
+}
+
+// announcedSince are the nodes whose MetalLB speakers said, since, that
+// they announce Service ns/name (the speaker's nodeAssigned event,
+// "announcing from node <node> ...").
+func announcedSince(ctx context.Context, g Gomega, ns, name string, since time.Time) []string {
+	events, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=Service,involvedObject.name=" + name + ",reason=nodeAssigned",
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	var on []string
+	for _, e := range events.Items {
+		if e.LastTimestamp.Time.Before(since.Truncate(time.Second)) {
+			continue
+		}
+		for _, n := range nodes.Nodes {
+			if strings.Contains(e.Message, fmt.Sprintf("node %q", n.Name)) && !slices.Contains(on, n.Name) {
+				on = append(on, n.Name)
+			}
+		}
+	}
 	return on
 }
 
