@@ -17,12 +17,7 @@ limitations under the License.
 package charts
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
-	"errors"
-	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -41,6 +36,7 @@ import (
 	"github.com/cozystack/address-controller/internal/manager"
 	"github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/gitarchive"
 )
 
 // previousChart is the commit whose core chart the upgrade starts from: a
@@ -174,41 +170,9 @@ func TestUpgradeFromChartWithCRDsFolder(t *testing.T) {
 // and returns the chart's folder.
 func checkoutChart(t *testing.T, commit, chart string) string {
 	t.Helper()
-	root := repoPath(t)
-	if err := exec.Command("git", "-C", root, "cat-file", "-e", commit+"^{commit}").Run(); err != nil {
-		t.Fatalf("commit %s, whose chart the upgrade starts from, is not in this clone: fetch the history "+
-			"(git fetch --unshallow; in CI, actions/checkout with fetch-depth: 0)", commit)
-	}
-	var archive, stderr bytes.Buffer
-	cmd := exec.Command("git", "-C", root, "archive", "--format=tar", commit, "charts/"+chart)
-	cmd.Stdout, cmd.Stderr = &archive, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("git archive %s charts/%s: %v\n%s", commit, chart, err, stderr.String())
-	}
 	dir := t.TempDir()
-	files := tar.NewReader(&archive)
-	for {
-		h, err := files.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("reading the archive of %s: %v", commit, err)
-		}
-		if h.Typeflag != tar.TypeReg {
-			continue
-		}
-		path := filepath.Join(dir, filepath.FromSlash(h.Name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(files)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := gitarchive.Extract(t.Context(), repoPath(t), commit, dir, "charts/"+chart); err != nil {
+		t.Fatal(err)
 	}
 	return filepath.Join(dir, "charts", chart)
 }

@@ -140,34 +140,58 @@ func checkMetrics(t *testing.T, g Gomega, ns string) {
 // installManager installs this repository's chart of manager m into
 // namespace with helm, from the image called image (image.tag and
 // image.pullPolicy set, and the values sets), has the test uninstall it when
-// it ends, waits for its Deployment to be Available and checks its Pods:
-// each on a harness node running the imported image, Ready, never
-// restarted, and, with more than one replica, each on a node of its own
-// (the chart's podAntiAffinity, "soft" by default). It returns when helm
-// install began.
+// it ends, and waits for its Pods (rolledOut). It returns when helm install
+// began.
 func installManager(t *testing.T, g Gomega, m harness.Manager, namespace, image string, sets ...string) time.Time {
 	t.Helper()
-	ctx := context.Background()
-	ref := archives[image].Ref
-	began := time.Now()
-	install(t, g, string(m), filepath.Join(root, "charts", string(m)), namespace,
-		append([]string{"image.tag=" + tagOf(image), "image.pullPolicy=Never"}, sets...)...)
+	return installRelease(t, g, m, namespace, filepath.Join(root, "charts", string(m)), archives[image].Ref, sets...)
+}
 
-	// The Deployment turns Available once its Pods pass their readiness
-	// probe, and each Pod runs the imported image on a node.
+// installRelease installs the chart in dir as the release of manager m into
+// namespace, its Pods running the imported image ref, as installManager
+// does, and returns when helm install began.
+func installRelease(t *testing.T, g Gomega, m harness.Manager, namespace, dir, ref string, sets ...string) time.Time {
+	t.Helper()
+	began := time.Now()
+	install(t, g, string(m), dir, namespace, append(imageValues(ref), sets...)...)
+	replicas := rolledOut(g, m, namespace, ref)
+	t.Logf("The %s Deployment (%d replicas) was Available %s after helm install", m, replicas, time.Since(began).Round(time.Millisecond))
+	return began
+}
+
+// imageValues are the values that make a chart run the imported image ref:
+// its tag (the repository is the chart's default), never pulled.
+func imageValues(ref string) []string {
+	return []string{"image.tag=" + tag(ref), "image.pullPolicy=Never"}
+}
+
+// tag is the tag of the image reference ref.
+func tag(ref string) string { return ref[strings.LastIndex(ref, ":")+1:] }
+
+// rolledOut waits for manager m's Deployment in namespace to be Available
+// with no Pod of an earlier revision left, and checks its Pods: each on a
+// harness node running the image ref, Ready, never restarted, and, with
+// more than one replica, each on a node of its own (the chart's
+// podAntiAffinity, "soft" by default). It returns the number of replicas.
+func rolledOut(g Gomega, m harness.Manager, namespace, ref string) int {
+	ctx := context.Background()
 	var replicas int
 	g.Eventually(func(g Gomega) {
 		dep, err := cs.AppsV1().Deployments(namespace).Get(ctx, string(m), metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(available(dep)).To(BeTrue(), "the Deployment is not Available: %+v", dep.Status)
+		g.Expect(dep.Status.Replicas).To(Equal(*dep.Spec.Replicas), "Pods of an earlier revision are left: %+v", dep.Status)
 		replicas = int(*dep.Spec.Replicas)
+		pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
+			LabelSelector: "app.kubernetes.io/instance=" + string(m),
+		})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(pods.Items).To(HaveLen(replicas))
 	}).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(Succeed(), func() string { return diagnose(ctx, namespace) })
-	t.Logf("The %s Deployment (%d replicas) was Available %s after helm install", m, replicas, time.Since(began).Round(time.Millisecond))
 	pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: "app.kubernetes.io/instance=" + string(m),
 	})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(pods.Items).To(HaveLen(replicas))
 	on := map[string]bool{}
 	for _, pod := range pods.Items {
 		g.Expect(nodes.Node(pod.Spec.NodeName)).NotTo(BeNil(), "the Pod %s runs on a harness node", pod.Name)
@@ -178,7 +202,7 @@ func installManager(t *testing.T, g Gomega, m harness.Manager, namespace, image 
 			HaveField("Ready", true), HaveField("RestartCount", BeNumerically("==", 0)),
 		)))
 	}
-	return began
+	return replicas
 }
 
 // install runs helm install of the chart in dir as release into

@@ -22,7 +22,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"strings"
 	"testing"
 	"time"
 
@@ -81,6 +80,7 @@ func TestMetalLBFlagship(t *testing.T) {
 
 	t.Run("Handoff", testHandoff)
 	t.Run("LeadersDeletedMidHandoff", testLeadersDeletedMidHandoff)
+	t.Run("UpgradeFromPrevious", testUpgradeFromPrevious)
 	// Last: a stopped node stays stopped.
 	t.Run("NodeStopped", testNodeStopped)
 }
@@ -124,11 +124,11 @@ func testHandoff(t *testing.T) {
 	reachB(t, g, f)
 }
 
-// flow is a claim Bound to address in namespace ns, with Service A naming
-// it, and the workloads a and b, the test's hello image, each answering
-// "hello from <its Pod>".
+// flow is a claim of class Bound to address in namespace ns, with Service
+// A naming it, and the workloads a and b, the test's hello image, each
+// answering "hello from <its Pod>".
 type flow struct {
-	ns, address string
+	class, ns, address string
 }
 
 // claimAndServe walks the flagship flow up to the client's answer from
@@ -167,7 +167,7 @@ func claimAndServe(t *testing.T, g Gomega) flow {
 		return nodes.Client.Get(ctx, "http://"+address+"/")
 	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(HavePrefix("hello from a-"),
 		func() string { return diagnose(ctx, cluster.MetalLBNamespace) })
-	return flow{ns: ns, address: address}
+	return flow{class: class, ns: ns, address: address}
 }
 
 // createB creates Service B, which names the flow's claim and selects the
@@ -216,7 +216,4 @@ func runHello(g Gomega, ns, name string) {
 }
 
 // tagOf is the tag of the reference of the image called name.
-func tagOf(name string) string {
-	ref := archives[name].Ref
-	return ref[strings.LastIndex(ref, ":")+1:]
-}
+func tagOf(name string) string { return tag(archives[name].Ref) }
