@@ -93,7 +93,7 @@ SUITE_BUILD_ENV = CGO_ENABLED=0 GOFLAGS="$(BUILD_GOFLAGS) $(GOFLAGS)"
 
 # The binaries the tests run, from the tool targets.
 TEST_ENV = $(SUITE_BUILD_ENV) KUBEBUILDER_ASSETS="$(KUBEBUILDER_ASSETS)" METALLB_ASSETS="$(METALLB_ASSETS)" \
-	CILIUM_ASSETS="$(CILIUM_ASSETS)" PROMETHEUS_OPERATOR_CRDS="$(PROMETHEUS_OPERATOR_CRDS)" \
+	CILIUM_ASSETS="$(CILIUM_ASSETS)" PROMETHEUS_OPERATOR_CRDS="$(PROMETHEUS_OPERATOR_CRDS)" NODE_ASSETS="$(NODE_ASSETS)" \
 	TEST_SLOTS="$(TEST_SLOTS)" TEST_SLOT_DIR="$(TEST_SLOT_DIR)"
 
 # Most of the suite waits on API servers and MetalLB rather than the CPU:
@@ -110,17 +110,17 @@ TEST_P ?= $(shell echo $$(($(TEST_SLOTS) + 1)))
 TEST_SLOT_DIR ?= $(LOCALBIN)/test-slots
 # Where make test keeps the go test -json stream: make test-times reads it.
 TEST_REPORT ?= test-report.json
-GO_TEST = $(TEST_ENV) go test -tags=e2e,cilium -p $(TEST_P)
+GO_TEST = $(TEST_ENV) go test -tags=e2e,cilium,node -p $(TEST_P)
 # The longest packages first, in the order of their last measured times
 # (make test-times), so that none starts last and runs alone: go test starts
 # them in this order as slots free up. make test runs with -count=1: go
 # test's cache does not see the cluster's binaries in bin/, which the
 # integration tests run.
-TEST_PACKAGES ?= ./test/e2e/ ./test/chaos/ ./internal/driver/cilium/ ./test/charts/ ./test/bench/ \
+TEST_PACKAGES ?= ./test/e2e/ ./test/node/shipped/ ./test/chaos/ ./internal/driver/cilium/ ./test/charts/ ./test/bench/ \
 	./test/scaffold/ ./internal/driver/metallb/stoptest/ ./internal/driver/metallb/importtest/ \
 	./internal/driver/metallb/ ./test/cluster/ ./internal/core/ ./test/images/ ./test/e2e/cilium/ \
 	./internal/driver/drivertest/ ./internal/version/ ./internal/driver/metallb/steadytest/ \
-	./internal/driver/metallb/crashtest/ ./...
+	./internal/driver/metallb/crashtest/ ./test/node/ ./...
 
 # What the tests need, made side by side: from empty caches a build spends
 # much of its time waiting on module downloads and on its link, which uses one
@@ -134,7 +134,7 @@ TEST_PACKAGES ?= ./test/e2e/ ./test/chaos/ ./internal/driver/cilium/ ./test/char
 # one build back while another compiles the same package. (checked-code and
 # helm-after-kube are defined after the control plane's binaries, which they
 # wait for.)
-TEST_TOOLS := checked-code helm-after-kube control-plane kubebuilder prometheus-operator-crds cilium
+TEST_TOOLS := checked-code helm-after-kube control-plane node-tools kubebuilder prometheus-operator-crds cilium
 TOOL_JOBS ?= 4
 
 .PHONY: align-tools
@@ -338,12 +338,10 @@ chaos: manifests control-plane cilium ## SIGKILL both replicas of each manager a
 
 # The node harness's tests run real nodes (root, `make node-tools`): its own
 # (test/node) and the charts installed on it as shipped (test/node/shipped).
-# Build tag node keeps them out of make test: they take four to six minutes
-# (each package starts its control plane and nodes; test/node/shipped writes
-# its images first).
+# make test runs them with the rest (build tag node); this runs them alone.
 .PHONY: test-node
-test-node: node-tools helm metallb ## Run the node harness's tests (root): real nodes join the local control plane, serve Pods, and run MetalLB's and our charts from their images (see docs/development.md, "The node harness").
-	$(TEST_ENV) NODE_ASSETS="$(NODE_ASSETS)" go test -tags=node ./test/node/... -count=1 -v -timeout 20m
+test-node: node-tools helm metallb ## The node harness's tests alone (root; make test runs them too): real nodes join the local control plane, serve Pods, and run MetalLB's and our charts from their images (see docs/development.md, "The node harness").
+	$(TEST_ENV) go test -tags=node ./test/node/... -count=1 -v -timeout 20m
 
 .PHONY: test-cilium
 test-cilium: control-plane cilium ## The Cilium driver's tests alone (make test runs them too): its contract, handoffs and what LB-IPAM does, against the real Cilium operator.
@@ -571,8 +569,10 @@ $(LOCALBIN)/kind-$(KIND_VERSION):
 .PHONY: kubectl
 kubectl: $(ENVTEST_ASSETS)/kubectl ## Build the pinned kubectl locally if necessary.
 
-# One module at one version: built together, whichever of them is missing.
-KUBE_BINARIES := $(addprefix $(ENVTEST_ASSETS)/,kube-apiserver kube-controller-manager kubectl)
+# One module at one version: built together, whichever of them is missing
+# (the control plane, and kube-scheduler, kubelet and kube-proxy for the
+# node harness, test/node), so that Kubernetes' packages compile once.
+KUBE_BINARIES := $(addprefix $(ENVTEST_ASSETS)/,kube-apiserver kube-controller-manager kubectl kube-scheduler kubelet kube-proxy)
 $(KUBE_BINARIES) &:
 	$(call build-tools,$(ENVTEST_ASSETS),kube,$(addprefix k8s.io/kubernetes/cmd/,$(notdir $(KUBE_BINARIES))),$(KUBE_LDFLAGS))
 
@@ -687,10 +687,8 @@ $(PROMETHEUS_OPERATOR_CRDS):
 	chmod u+w "$@.partial"/*.yaml
 	mv "$@.partial" "$@"
 
-# The node harness (test/node): kube-scheduler, kubelet and kube-proxy from
-# the Kubernetes module, in one go build, beside the control plane.
-$(ENVTEST_ASSETS)/kube-scheduler $(ENVTEST_ASSETS)/kubelet $(ENVTEST_ASSETS)/kube-proxy &:
-	$(call build-tools,$(ENVTEST_ASSETS),kube,$(addprefix k8s.io/kubernetes/cmd/,kube-scheduler kubelet kube-proxy),$(KUBE_LDFLAGS))
+# The node harness (test/node) runs kube-scheduler, kubelet and kube-proxy,
+# which the control plane's build makes (KUBE_BINARIES).
 
 # containerd as its releases build it for Linux, minus the snapshotters that
 # need cgo or a file system the nodes do not use.
