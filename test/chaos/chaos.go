@@ -70,9 +70,14 @@ type Result struct {
 	// operator's last taking of its lease, from which on its LB-IPAM runs
 	// (negative when it came before); Cilium runs only.
 	CiliumLeadingAfterLastKillSeconds float64 `json:"ciliumLeadingAfterLastKillSeconds,omitempty"`
-	// Converged is true when that was within the limit.
-	Converged      bool           `json:"converged"`
-	LimitSeconds   float64        `json:"limitSeconds"`
+	// Converged is true when convergence came within LimitSeconds of
+	// LimitFrom.
+	Converged    bool    `json:"converged"`
+	LimitSeconds float64 `json:"limitSeconds"`
+	// LimitFrom says what the limit counts from: the later of the last
+	// kill and the workload's last operation, or MetalLB's catch-up
+	// (Config.FromMetalLBCatchUp) when that ended later.
+	LimitFrom      string         `json:"limitFrom"`
 	Final          string         `json:"final"`
 	Events         map[string]int `json:"events"`
 	DurationSecond float64        `json:"durationSeconds"`
@@ -168,15 +173,18 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 
 	converged, p := waitConverged(ctx, cfg, chk, from)
 	res.Final = p.String()
-	if !converged.IsZero() {
-		res.ConvergedAfterSeconds = converged.Sub(from).Seconds()
-		res.ConvergedAfterLastKillSeconds = converged.Sub(lastKill).Seconds()
-		res.Converged = converged.Sub(from) <= cfg.Converge
-	}
+	var caughtUp time.Time
 	if cfg.Cilium {
 		res.readCilium(ctx, e, lastKill)
 	} else {
-		res.readMetalLB(e.cluster.MetalLBLog(), lastKill, converged)
+		caughtUp = res.readMetalLB(e.cluster.MetalLBLog(), lastKill, converged)
+	}
+	var anchor time.Time
+	anchor, res.LimitFrom = limitFrom(cfg, from, caughtUp)
+	if !converged.IsZero() {
+		res.ConvergedAfterSeconds = converged.Sub(from).Seconds()
+		res.ConvergedAfterLastKillSeconds = converged.Sub(lastKill).Seconds()
+		res.Converged = converged.Sub(anchor) <= cfg.Converge
 	}
 	chk.finalCheck()
 	res.Violations, res.WatchEvents = chk.result()
@@ -184,6 +192,17 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	cfg.logf("Run %s: %d kills, %d violations, converged=%v after %.1fs: %s",
 		cfg.Name, res.KillTotal, len(res.Violations), res.Converged, res.ConvergedAfterSeconds, res.Final)
 	return res, nil
+}
+
+// limitFrom is when a run's convergence limit starts, and what that moment
+// is: from, the later of the last kill and the workload's last operation,
+// or the end of MetalLB's catch-up when the preset counts from it
+// (Config.FromMetalLBCatchUp) and it ended later.
+func limitFrom(cfg Config, from, metallbCaughtUp time.Time) (time.Time, string) {
+	if cfg.FromMetalLBCatchUp && metallbCaughtUp.After(from) {
+		return metallbCaughtUp, "the end of MetalLB's own catch-up"
+	}
+	return from, "the later of the last kill and the workload's last operation"
 }
 
 // checker makes the run's checker: keyed with the placeholder namespace's
@@ -224,27 +243,29 @@ func (r *Result) readCilium(ctx context.Context, e *env, lastKill time.Time) {
 	}
 }
 
-// readMetalLB fills in what MetalLB's log says of its last start.
-func (r *Result) readMetalLB(path string, lastKill, converged time.Time) {
+// readMetalLB fills in what MetalLB's log says of its last start, and
+// returns when its catch-up after that start ended (zero if it never did).
+func (r *Result) readMetalLB(path string, lastKill, converged time.Time) time.Time {
 	r.MetalLBCaughtUpAfterStartSeconds, r.ConvergedAfterMetalLBCaughtUpSeconds = -1, -1
 	f, err := os.Open(path)
 	if err != nil {
-		return
+		return time.Time{}
 	}
 	defer func() { _ = f.Close() }()
 	c := readCatchUp(f)
 	if c.started.IsZero() {
-		return
+		return time.Time{}
 	}
 	r.MetalLBStartedAfterLastKillSeconds = c.started.Sub(lastKill.Truncate(time.Second)).Seconds()
 	r.MetalLBPassesToCatchUp = c.passes
 	if c.caughtUp.IsZero() {
-		return
+		return time.Time{}
 	}
 	r.MetalLBCaughtUpAfterStartSeconds = c.caughtUp.Sub(c.started).Seconds()
 	if !converged.IsZero() {
 		r.ConvergedAfterMetalLBCaughtUpSeconds = converged.Sub(c.caughtUp).Seconds()
 	}
+	return c.caughtUp
 }
 
 // waitConverged waits until the cluster has converged and stayed so for

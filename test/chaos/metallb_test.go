@@ -51,3 +51,32 @@ func TestReadCatchUpFindsTheFirstPassWithNothingToRetryAfterTheLastStart(t *test
 		t.Fatalf("read %+v, want no catch-up after 1 pass", c)
 	}
 }
+
+// TestLimitFromCountsFromMetalLBsCatchUpOnlyWhenAskedAndLater: a preset
+// that counts from MetalLB's catch-up does so only when the catch-up ended
+// after the last kill and the workload; any other run counts from those.
+func TestLimitFromCountsFromMetalLBsCatchUpOnlyWhenAskedAndLater(t *testing.T) {
+	from := time.Date(2026, 12, 5, 15, 0, 0, 0, time.UTC)
+	later, earlier := from.Add(80*time.Second), from.Add(-5*time.Second)
+	for _, tc := range []struct {
+		name     string
+		asked    bool
+		caughtUp time.Time
+		want     time.Time
+	}{
+		{"asked, catch-up later", true, later, later},
+		{"asked, catch-up earlier", true, earlier, from},
+		{"asked, no catch-up", true, time.Time{}, from},
+		{"not asked, catch-up later", false, later, from},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, what := limitFrom(Config{FromMetalLBCatchUp: tc.asked}, from, tc.caughtUp)
+			if !got.Equal(tc.want) {
+				t.Errorf("limitFrom = %s (%s), want %s", got.Format(time.TimeOnly), what, tc.want.Format(time.TimeOnly))
+			}
+			if catchUp := strings.Contains(what, "MetalLB"); catchUp != got.Equal(later) {
+				t.Errorf("limitFrom says %q for %s", what, got.Format(time.TimeOnly))
+			}
+		})
+	}
+}

@@ -57,8 +57,8 @@ func markdown(w io.Writer, results []*Result) {
 			_, _ = fmt.Fprintf(w, "- the workload's last operation ended %.1f s after the last kill\n", -d)
 		}
 		if r.ConvergedAfterSeconds >= 0 {
-			_, _ = fmt.Fprintf(w, "- converged %.1f s after the later of the last kill and the workload's last operation (limit %.0f s)\n",
-				r.ConvergedAfterSeconds, r.LimitSeconds)
+			_, _ = fmt.Fprintf(w, "- converged %.1f s after the later of the last kill and the workload's last operation (limit %.0f s from %s)\n",
+				r.ConvergedAfterSeconds, r.LimitSeconds, r.LimitFrom)
 		}
 		if r.Allocator == ciliumBackend.name {
 			_, _ = fmt.Fprintf(w, "- the Cilium operator last took its lease %.1f s after the last kill\n", r.CiliumLeadingAfterLastKillSeconds)
