@@ -66,6 +66,14 @@ type Result struct {
 	MetalLBCaughtUpAfterStartSeconds     float64 `json:"metallbCaughtUpAfterStartSeconds"`
 	MetalLBPassesToCatchUp               int     `json:"metallbPassesToCatchUp"`
 	ConvergedAfterMetalLBCaughtUpSeconds float64 `json:"convergedAfterMetalLBCaughtUpSeconds"`
+	// StaticConvergedAfterLastKillSeconds: from the last kill to the moment
+	// the wait for convergence (which begins at the later of the last kill
+	// and the workload's last operation) last saw the static classes'
+	// claims, which the core alone binds, settle (-1 if they had not when
+	// it ended); StaticLimitSeconds is the limit on that, counted from the
+	// wait's beginning (0: none).
+	StaticConvergedAfterLastKillSeconds float64 `json:"staticConvergedAfterLastKillSeconds"`
+	StaticLimitSeconds                  float64 `json:"staticLimitSeconds,omitempty"`
 	// CiliumLeadingAfterLastKillSeconds: from the last kill to the Cilium
 	// operator's last taking of its lease, from which on its LB-IPAM runs
 	// (negative when it came before); Cilium runs only.
@@ -171,8 +179,12 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	}
 	cfg.logf("Last kill at %s (%d kills): waiting for convergence", lastKill.Format("15:04:05"), res.KillTotal)
 
-	converged, p := waitConverged(ctx, cfg, chk, from)
+	converged, static, p := waitConverged(ctx, cfg, chk, from)
 	res.Final = p.String()
+	res.StaticConvergedAfterLastKillSeconds = -1
+	if !static.IsZero() {
+		res.StaticConvergedAfterLastKillSeconds = max(0, static.Sub(lastKill).Seconds())
+	}
 	var caughtUp time.Time
 	if cfg.Cilium {
 		res.readCilium(ctx, e, lastKill)
@@ -185,6 +197,10 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		res.ConvergedAfterSeconds = converged.Sub(from).Seconds()
 		res.ConvergedAfterLastKillSeconds = converged.Sub(lastKill).Seconds()
 		res.Converged = converged.Sub(anchor) <= cfg.Converge
+	}
+	if cfg.StaticConverge > 0 && cfg.StaticShare > 0 {
+		res.StaticLimitSeconds = cfg.StaticConverge.Seconds()
+		res.Converged = res.Converged && !static.IsZero() && static.Sub(from) <= cfg.StaticConverge
 	}
 	chk.finalCheck()
 	res.Violations, res.WatchEvents = chk.result()
@@ -270,9 +286,10 @@ func (r *Result) readMetalLB(path string, lastKill, converged time.Time) time.Ti
 
 // waitConverged waits until the cluster has converged and stayed so for
 // three seconds, or until the limit and the patience after it have passed.
-// It returns when convergence began (zero if it never did) and the last
-// progress seen.
-func waitConverged(ctx context.Context, cfg Config, chk *checker, from time.Time) (time.Time, progress) {
+// It returns when convergence began (zero if it never did), when the static
+// classes' claims had last settled by then (zero if they had not), and the
+// last progress seen.
+func waitConverged(ctx context.Context, cfg Config, chk *checker, from time.Time) (all, static time.Time, last progress) {
 	const stable = 3 * time.Second
 	deadline := from.Add(cfg.Converge + cfg.Patience)
 	var since time.Time
@@ -282,15 +299,21 @@ func waitConverged(ctx context.Context, cfg Config, chk *checker, from time.Time
 		p := chk.progress()
 		now := time.Now()
 		switch {
+		case p.StaticUnsettled > 0:
+			static = time.Time{}
+		case static.IsZero():
+			static = now
+		}
+		switch {
 		case !p.converged():
 			since = time.Time{}
 		case since.IsZero():
 			since = now
 		case now.Sub(since) >= stable:
-			return since, p
+			return since, static, p
 		}
 		if now.After(deadline) {
-			return time.Time{}, p
+			return time.Time{}, static, p
 		}
 		if now.Sub(lastLog) >= 10*time.Second {
 			cfg.logf("%.0fs after the last kill or workload operation: %s", now.Sub(from).Seconds(), p)
@@ -298,7 +321,7 @@ func waitConverged(ctx context.Context, cfg Config, chk *checker, from time.Time
 		}
 		select {
 		case <-ctx.Done():
-			return time.Time{}, p
+			return time.Time{}, static, p
 		case <-time.After(250 * time.Millisecond):
 		}
 	}

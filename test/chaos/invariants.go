@@ -423,7 +423,10 @@ type progress struct {
 	// Unsettled: bounded invariants broken now, within their bound or not
 	// (see sweep).
 	Unsettled int
-	Examples  []string
+	// StaticUnsettled: claims of the static classes (no driver: the core
+	// alone binds them) deleting or neither Bound nor waiting for room.
+	StaticUnsettled int
+	Examples        []string
 }
 
 func (p progress) converged() bool {
@@ -453,9 +456,12 @@ func (c *checker) progress() progress {
 	}
 	for key, cl := range c.claims {
 		p.Claims++
+		driven, known := c.heldClasses[cl.class]
+		unsettled := false
 		switch {
 		case cl.deleting:
 			p.Deleting++
+			unsettled = true
 			example("claim %s still deleting", key)
 		case cl.phase == v1alpha1.ClaimBound:
 			p.Bound++
@@ -463,7 +469,11 @@ func (c *checker) progress() progress {
 			p.Waiting++
 		default:
 			p.NotBound++
+			unsettled = true
 			example("claim %s %s", key, cl.phase)
+		}
+		if unsettled && known && !driven {
+			p.StaticUnsettled++
 		}
 	}
 	ledger := map[string]bool{}

@@ -541,3 +541,27 @@ func wantViolation(t *testing.T, got []Violation, want string) {
 		t.Errorf("violations %+v, want exactly one of %q", got, want)
 	}
 }
+
+// TestProgressCountsTheStaticClassesClaimsApart: a static class's claim
+// that is not Bound, or is being deleted, counts as unsettled on the static
+// path; a driven class's does not, and a Bound static claim settles it.
+func TestProgressCountsTheStaticClassesClaimsApart(t *testing.T) {
+	c, _ := clocked()
+	c.heldClasses[classStatic] = false
+	static := claimOf("s", "u1", classStatic, v1alpha1.IPv4)
+	c.onClaim(static, false)
+	c.onClaim(claimOf("d", "u2", classDelete, v1alpha1.IPv4), false)
+	if p := c.progress(); p.StaticUnsettled != 1 || p.NotBound != 2 {
+		t.Errorf("a Pending static claim and a Pending driven one: %d static unsettled, %d not Bound; want 1, 2", p.StaticUnsettled, p.NotBound)
+	}
+	static.Status.Phase = v1alpha1.ClaimBound
+	c.onClaim(static, false)
+	if p := c.progress(); p.StaticUnsettled != 0 || p.NotBound != 1 {
+		t.Errorf("the static claim Bound: %d static unsettled, %d not Bound; want 0, 1", p.StaticUnsettled, p.NotBound)
+	}
+	static.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	c.onClaim(static, false)
+	if p := c.progress(); p.StaticUnsettled != 1 {
+		t.Errorf("the static claim being deleted: %d static unsettled, want 1", p.StaticUnsettled)
+	}
+}

@@ -60,6 +60,15 @@ func markdown(w io.Writer, results []*Result) {
 			_, _ = fmt.Fprintf(w, "- converged %.1f s after the later of the last kill and the workload's last operation (limit %.0f s from %s)\n",
 				r.ConvergedAfterSeconds, r.LimitSeconds, r.LimitFrom)
 		}
+		switch {
+		case r.StaticConvergedAfterLastKillSeconds >= 0 && r.StaticLimitSeconds > 0:
+			_, _ = fmt.Fprintf(w, "- the static classes' claims settled %.1f s after the last kill (limit %.0f s from the later of the last kill and the workload's last operation)\n",
+				r.StaticConvergedAfterLastKillSeconds, r.StaticLimitSeconds)
+		case r.StaticConvergedAfterLastKillSeconds >= 0:
+			_, _ = fmt.Fprintf(w, "- the static classes' claims settled %.1f s after the last kill\n", r.StaticConvergedAfterLastKillSeconds)
+		default:
+			_, _ = fmt.Fprintln(w, "- the static classes' claims had not settled when the run ended")
+		}
 		if r.Allocator == ciliumBackend.name {
 			_, _ = fmt.Fprintf(w, "- the Cilium operator last took its lease %.1f s after the last kill\n", r.CiliumLeadingAfterLastKillSeconds)
 		} else {
