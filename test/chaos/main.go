@@ -92,6 +92,12 @@ func main() {
 			failed = true
 			break
 		}
+		// Interrupted: report what ran, start nothing more.
+		if ctx.Err() != nil {
+			fmt.Fprintf(os.Stderr, "chaos: interrupted after run %s\n", cfg.Name)
+			failed = true
+			break
+		}
 	}
 	markdown(os.Stdout, results)
 	if err := writeJSON(*out, results); err != nil {
