@@ -50,8 +50,8 @@ func main() {
 	flag.DurationVar(&o.Duration, "duration", 0, "Override how long the kills go on.")
 	flag.Float64Var(&o.StaticShare, "static", -1, "Override the fraction of claims in the static class.")
 	flag.Float64Var(&o.RetainShare, "retain", -1, "Override the fraction of claims in the driver's class with Retain.")
-	flag.DurationVar(&o.Converge, "converge", 0, "Override how soon after the last kill everything must have converged (the presets': 60 s, cilium's 30 s).")
-	flag.DurationVar(&o.Patience, "patience", 2*time.Minute, "How long to keep measuring past -converge.")
+	flag.DurationVar(&o.Converge, "converge", 0, "Override how soon after the last kill everything must have converged (the presets': 60 s; cilium's 30 s; issue13's and issue19's 30 s after MetalLB's own catch-up).")
+	flag.DurationVar(&o.Patience, "patience", 0, "Override how long to keep measuring past -converge (the presets': 2 minutes, issue13's and issue19's 4).")
 	flag.IntVar(&o.Workers, "workers", 0, "Cap on the workload operations in flight; 0: each starts at its time.")
 	flag.Int64Var(&o.Seed, "seed", 0, "Seed of the workload's choices and the kills; 0 picks one.")
 	flag.BoolVar(&o.KeepDir, "keep", false, "Keep every run's cluster folder (logs); a failed run's is always kept.")
@@ -138,7 +138,10 @@ func override(p *Config, o Config, families string) error {
 	if o.Converge > 0 {
 		p.Converge = o.Converge
 	}
-	p.Patience, p.Workers, p.Seed, p.KeepDir = o.Patience, o.Workers, o.Seed, o.KeepDir
+	if o.Patience > 0 {
+		p.Patience = o.Patience
+	}
+	p.Workers, p.Seed, p.KeepDir = o.Workers, o.Seed, o.KeepDir
 	return nil
 }
 

@@ -80,3 +80,24 @@ func TestLimitFromCountsFromMetalLBsCatchUpOnlyWhenAskedAndLater(t *testing.T) {
 		})
 	}
 }
+
+// TestOverrideKeepsThePresetsPatience: a flag left at its default changes
+// nothing; one given replaces the preset's value.
+func TestOverrideKeepsThePresetsPatience(t *testing.T) {
+	unset := Config{Services: -1, Rebuilds: -1, Toggles: -1, Moves: -1, ClaimDeletions: -1, EarlyDeletions: -1, StaticShare: -1, RetainShare: -1}
+	p := presets["issue19"]
+	if err := override(&p, unset, ""); err != nil {
+		t.Fatal(err)
+	}
+	if p.Patience != presets["issue19"].Patience || p.Converge != presets["issue19"].Converge {
+		t.Errorf("no flag given: patience %s, converge %s; want the preset's %s, %s", p.Patience, p.Converge, presets["issue19"].Patience, presets["issue19"].Converge)
+	}
+	given := unset
+	given.Patience = 7 * time.Minute
+	if err := override(&p, given, ""); err != nil {
+		t.Fatal(err)
+	}
+	if p.Patience != 7*time.Minute {
+		t.Errorf("-patience 7m: patience %s", p.Patience)
+	}
+}
