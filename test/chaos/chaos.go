@@ -66,13 +66,15 @@ type Result struct {
 	MetalLBCaughtUpAfterStartSeconds     float64 `json:"metallbCaughtUpAfterStartSeconds"`
 	MetalLBPassesToCatchUp               int     `json:"metallbPassesToCatchUp"`
 	ConvergedAfterMetalLBCaughtUpSeconds float64 `json:"convergedAfterMetalLBCaughtUpSeconds"`
-	// StaticConvergedAfterLastKillSeconds: from the last kill to the moment
-	// the wait for convergence (which begins at the later of the last kill
-	// and the workload's last operation) last saw the static classes'
-	// claims, which the core alone binds, settle (-1 if they had not when
-	// it ended); StaticLimitSeconds is the limit on that, counted from the
-	// wait's beginning (0: none).
+	// StaticConvergedAfterLastKillSeconds and StaticConvergedAfterSeconds:
+	// from the last kill, and from the later of it and the workload's last
+	// operation (where the wait for convergence begins), to the moment that
+	// wait last saw the static classes' claims, which the core alone binds,
+	// settle (-1 if they had not when it ended; 0 after the later moment if
+	// they were settled when the wait began); StaticLimitSeconds is the
+	// limit on the second (0: none).
 	StaticConvergedAfterLastKillSeconds float64 `json:"staticConvergedAfterLastKillSeconds"`
+	StaticConvergedAfterSeconds         float64 `json:"staticConvergedAfterSeconds"`
 	StaticLimitSeconds                  float64 `json:"staticLimitSeconds,omitempty"`
 	// CiliumLeadingAfterLastKillSeconds: from the last kill to the Cilium
 	// operator's last taking of its lease, from which on its LB-IPAM runs
@@ -181,9 +183,10 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 
 	converged, static, p := waitConverged(ctx, cfg, chk, from)
 	res.Final = p.String()
-	res.StaticConvergedAfterLastKillSeconds = -1
+	res.StaticConvergedAfterLastKillSeconds, res.StaticConvergedAfterSeconds = -1, -1
 	if !static.IsZero() {
-		res.StaticConvergedAfterLastKillSeconds = max(0, static.Sub(lastKill).Seconds())
+		res.StaticConvergedAfterLastKillSeconds = static.Sub(lastKill).Seconds()
+		res.StaticConvergedAfterSeconds = static.Sub(from).Seconds()
 	}
 	var caughtUp time.Time
 	if cfg.Cilium {

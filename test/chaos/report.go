@@ -60,13 +60,14 @@ func markdown(w io.Writer, results []*Result) {
 			_, _ = fmt.Fprintf(w, "- converged %.1f s after the later of the last kill and the workload's last operation (limit %.0f s from %s)\n",
 				r.ConvergedAfterSeconds, r.LimitSeconds, r.LimitFrom)
 		}
-		switch {
-		case r.StaticConvergedAfterLastKillSeconds >= 0 && r.StaticLimitSeconds > 0:
-			_, _ = fmt.Fprintf(w, "- the static classes' claims settled %.1f s after the last kill (limit %.0f s from the later of the last kill and the workload's last operation)\n",
-				r.StaticConvergedAfterLastKillSeconds, r.StaticLimitSeconds)
-		case r.StaticConvergedAfterLastKillSeconds >= 0:
-			_, _ = fmt.Fprintf(w, "- the static classes' claims settled %.1f s after the last kill\n", r.StaticConvergedAfterLastKillSeconds)
-		default:
+		if r.StaticConvergedAfterSeconds >= 0 {
+			limit := ""
+			if r.StaticLimitSeconds > 0 {
+				limit = fmt.Sprintf(" (limit %.0f s)", r.StaticLimitSeconds)
+			}
+			_, _ = fmt.Fprintf(w, "- the static classes' claims settled %.1f s after the later of the last kill and the workload's last operation%s, %.1f s after the last kill\n",
+				r.StaticConvergedAfterSeconds, limit, r.StaticConvergedAfterLastKillSeconds)
+		} else {
 			_, _ = fmt.Fprintln(w, "- the static classes' claims had not settled when the run ended")
 		}
 		if r.Allocator == ciliumBackend.name {
