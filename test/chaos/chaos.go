@@ -66,6 +66,12 @@ type Result struct {
 	MetalLBCaughtUpAfterStartSeconds     float64 `json:"metallbCaughtUpAfterStartSeconds"`
 	MetalLBPassesToCatchUp               int     `json:"metallbPassesToCatchUp"`
 	ConvergedAfterMetalLBCaughtUpSeconds float64 `json:"convergedAfterMetalLBCaughtUpSeconds"`
+	// MetalLB's full passes after its catch-up and by convergence (one for
+	// each change of an allocation key or deletion of an assigned Service,
+	// spaced by its queue's backoff), and from the end of the last of all
+	// its passes by then to convergence.
+	MetalLBPassesAfterCatchUp            int     `json:"metallbPassesAfterCatchUp"`
+	ConvergedAfterMetalLBLastPassSeconds float64 `json:"convergedAfterMetalLBLastPassSeconds"`
 	// StaticConvergedAfterLastKillSeconds and StaticConvergedAfterSeconds:
 	// from the last kill, and from the later of it and the workload's last
 	// operation (where the wait for convergence begins), to the moment that
@@ -283,6 +289,9 @@ func (r *Result) readMetalLB(path string, lastKill, converged time.Time) time.Ti
 	r.MetalLBCaughtUpAfterStartSeconds = c.caughtUp.Sub(c.started).Seconds()
 	if !converged.IsZero() {
 		r.ConvergedAfterMetalLBCaughtUpSeconds = converged.Sub(c.caughtUp).Seconds()
+		if end, after := c.lastPassBy(converged); !end.IsZero() {
+			r.ConvergedAfterMetalLBLastPassSeconds, r.MetalLBPassesAfterCatchUp = converged.Sub(end).Seconds(), after
+		}
 	}
 	return c.caughtUp
 }

@@ -31,6 +31,27 @@ import (
 type catchUp struct {
 	started, caughtUp time.Time
 	passes            int // full passes from the start to the one that caught up, that one included
+	// passEnds are when every full pass since the start ended, those after
+	// the catch-up too: MetalLB still runs one for each change of an
+	// allocation key or assigned Service's deletion.
+	passEnds []time.Time
+}
+
+// lastPassBy returns when the last full pass that ended by t ended (zero if
+// none did; the log's times are to the second, so a pass logged in t's
+// second counts), and how many full passes ended after the catch-up and by
+// then.
+func (c catchUp) lastPassBy(t time.Time) (end time.Time, afterCatchUp int) {
+	for _, e := range c.passEnds {
+		if e.After(t.Truncate(time.Second)) {
+			break
+		}
+		end = e
+		if !c.caughtUp.IsZero() && e.After(c.caughtUp) {
+			afterCatchUp++
+		}
+	}
+	return end, afterCatchUp
 }
 
 // The log lines read, all of MetalLB v0.15.2's controller.
@@ -75,15 +96,18 @@ func (st *catchUpState) feed(b []byte) {
 	switch {
 	case strings.HasPrefix(line.Msg, metallbStarting):
 		*c = catchUp{started: line.TS}
-	case line.Controller != reprocessAll || !c.caughtUp.IsZero():
+	case line.Controller != reprocessAll:
+	case line.End != "":
+		c.passEnds = append(c.passEnds, line.TS)
+		if c.caughtUp.IsZero() {
+			c.passes++
+			if !st.retried {
+				c.caughtUp = line.TS
+			}
+		}
 	case line.Start != "":
 		st.retried = false
 	case line.Event == reprocessRetried:
 		st.retried = true
-	case line.End != "":
-		c.passes++
-		if !st.retried {
-			c.caughtUp = line.TS
-		}
 	}
 }

@@ -46,6 +46,15 @@ func TestReadCatchUpFindsTheFirstPassWithNothingToRetryAfterTheLastStart(t *test
 	if !c.started.Equal(at("15:04:49")) || !c.caughtUp.Equal(at("15:05:59")) || c.passes != 2 {
 		t.Fatalf("read %+v, want the start at 15:04:49 and the catch-up at 15:05:59, after 2 passes", c)
 	}
+	for _, tc := range []struct {
+		by, want string
+		after    int
+	}{{"15:06:40", "15:06:35", 1}, {"15:06:35.5", "15:06:35", 1}, {"15:06:34", "15:05:59", 0}, {"15:05:00", "", 0}} {
+		end, after := c.lastPassBy(at(tc.by))
+		if want := at(tc.want); tc.want == "" && !end.IsZero() || tc.want != "" && !end.Equal(want) || after != tc.after {
+			t.Errorf("lastPassBy(%s) = %s, %d passes after the catch-up; want %s, %d", tc.by, end.Format(time.TimeOnly), after, tc.want, tc.after)
+		}
+	}
 	c = readCatchUp(strings.NewReader(strings.Join(strings.Split(metallbLog, "\n")[:8], "\n")))
 	if !c.caughtUp.IsZero() || c.passes != 1 {
 		t.Fatalf("read %+v, want no catch-up after 1 pass", c)

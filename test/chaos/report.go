@@ -106,7 +106,8 @@ func (r *Result) catchUpLine() string {
 	}
 	line := fmt.Sprintf("single events handled again %.0f s after it, at the end of full pass %d", r.MetalLBCaughtUpAfterStartSeconds, r.MetalLBPassesToCatchUp)
 	if r.ConvergedAfterMetalLBCaughtUpSeconds >= 0 {
-		line += fmt.Sprintf("; converged %.0f s after that", r.ConvergedAfterMetalLBCaughtUpSeconds)
+		line += fmt.Sprintf("; converged %.0f s after that, and %.0f s after the end of MetalLB's last full pass by then (%d full passes after the catch-up)",
+			r.ConvergedAfterMetalLBCaughtUpSeconds, r.ConvergedAfterMetalLBLastPassSeconds, r.MetalLBPassesAfterCatchUp)
 	}
 	return line
 }
