@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -544,18 +545,33 @@ const (
 	portsTo   = 32767
 )
 
+// handedOut are the ports FreePort has returned in this process: a port
+// handed to a process that has not bound it yet looks free, and two ports
+// for one manager (its metrics and its pprof) once came out the same.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
 // FreePort returns a TCP port on the loopback interface that nothing listens
-// on now, for a process about to be started, outside the ephemeral range.
+// on now and that it has not returned before in this process, for a process
+// about to be started, outside the ephemeral range.
 func FreePort() (int, error) {
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	var last error
 	for range 100 {
 		port := portsFrom + rand.IntN(portsTo-portsFrom+1)
+		if handedOut.ports[port] {
+			continue
+		}
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
 			last = err
 			continue
 		}
 		_ = l.Close()
+		handedOut.ports[port] = true
 		return port, nil
 	}
 	return 0, fmt.Errorf("no free port between %d and %d: %w", portsFrom, portsTo, last)
