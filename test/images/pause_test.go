@@ -17,7 +17,9 @@ limitations under the License.
 package images
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,6 +51,10 @@ func startPause(t *testing.T) *sandbox {
 	}
 	s := &sandbox{cmd: exec.Command(bin), exited: make(chan struct{})}
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
+	stdout, err := s.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("starting pause in a PID namespace of its own (this needs root): %v", err)
 	}
@@ -60,11 +66,26 @@ func startPause(t *testing.T) *sandbox {
 		_ = s.cmd.Process.Kill()
 		<-s.exited
 	})
-	// As the first process of its PID namespace it ignores any signal it
-	// has no handler for: it is ready once it catches SIGTERM and SIGINT.
+	// The Go runtime catches every signal from the start, before pause's
+	// own handler, and as the first process of its PID namespace exits 2
+	// on a SIGTERM that reaches it then: pause is ready once it says so.
 	pid := s.cmd.Process.Pid
-	if !within(time.Minute, func() bool { return catches(t, pid, syscall.SIGTERM, syscall.SIGINT) }) {
-		t.Fatalf("pause (pid %d) does not catch SIGTERM and SIGINT a minute after it started", pid)
+	said := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		said <- line
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case line := <-said:
+		if strings.TrimSpace(line) != "pause: waiting for SIGTERM or SIGINT" {
+			t.Fatalf("pause (pid %d) said %q, want that it waits for SIGTERM or SIGINT", pid, line)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("pause (pid %d) has not said it waits for SIGTERM or SIGINT a minute after it started", pid)
+	}
+	if !catches(t, pid, syscall.SIGTERM, syscall.SIGINT) {
+		t.Fatalf("pause (pid %d) says it waits for SIGTERM and SIGINT, and catches neither", pid)
 	}
 	// It runs until told to stop.
 	select {

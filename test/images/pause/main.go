@@ -18,7 +18,10 @@ limitations under the License.
 // writes: it holds the pod's namespaces open, doing nothing, until the
 // runtime stops it with SIGTERM or SIGINT, and exits 0 then. As PID 1 of a
 // pod that shares its process namespace, it reaps the children orphaned to
-// it, as Kubernetes' own pause does.
+// it, as Kubernetes' own pause does. Once it handles those signals it says
+// so on standard output (the runtime discards it): before that, the Go
+// runtime's own handler takes SIGTERM, and, the default action being
+// ignored by the first process of a PID namespace, exits 2.
 //
 // It is a Go program, not Kubernetes' C pause, so that it builds from this
 // module alone, for any platform, without a C toolchain.
@@ -34,6 +37,9 @@ import (
 // version is what --version prints; the sandbox image's tag is independent.
 const version = "address-controller-pause 1"
 
+// ready is the line it prints once SIGTERM and SIGINT stop it cleanly.
+const ready = "pause: waiting for SIGTERM or SIGINT"
+
 func main() {
 	for _, arg := range os.Args[1:] {
 		switch arg {
@@ -48,6 +54,7 @@ func main() {
 
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
+	fmt.Println(ready)
 	for s := range signals {
 		if s == syscall.SIGCHLD {
 			reap()
