@@ -176,22 +176,19 @@ func tag(ref string) string { return ref[strings.LastIndex(ref, ":")+1:] }
 func rolledOut(g Gomega, m harness.Manager, namespace, ref string) int {
 	ctx := context.Background()
 	var replicas int
+	var pods *corev1.PodList
 	g.Eventually(func(g Gomega) {
 		dep, err := cs.AppsV1().Deployments(namespace).Get(ctx, string(m), metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(available(dep)).To(BeTrue(), "the Deployment is not Available: %+v", dep.Status)
 		g.Expect(dep.Status.Replicas).To(Equal(*dep.Spec.Replicas), "Pods of an earlier revision are left: %+v", dep.Status)
 		replicas = int(*dep.Spec.Replicas)
-		pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
+		pods, err = cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
 			LabelSelector: "app.kubernetes.io/instance=" + string(m),
 		})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(pods.Items).To(HaveLen(replicas))
 	}).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(Succeed(), func() string { return diagnose(ctx, namespace) })
-	pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: "app.kubernetes.io/instance=" + string(m),
-	})
-	g.Expect(err).NotTo(HaveOccurred())
 	on := map[string]bool{}
 	for _, pod := range pods.Items {
 		g.Expect(nodes.Node(pod.Spec.NodeName)).NotTo(BeNil(), "the Pod %s runs on a harness node", pod.Name)
