@@ -23,7 +23,6 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/cilium"
 	"github.com/cozystack/address-controller/internal/driver/importer"
 	"github.com/cozystack/address-controller/internal/manager"
@@ -32,7 +31,7 @@ import (
 func main() {
 	var opts cilium.Options
 	// Its backend has no import capability: `cilium-iad import` says so.
-	importer.Subcommand("cilium-iad", nil, func() driver.Backend { return &cilium.Backend{} })
+	importer.Subcommand("cilium-iad", nil, func() importer.Backend { return &cilium.Backend{} })
 	// Its own lease: a cluster may run this driver beside metallb-iad, each
 	// serving its own classes.
 	manager.Main("cilium-iad.local.sdn.cozystack.io", opts.BindFlags,

@@ -23,7 +23,6 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/importer"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
 	"github.com/cozystack/address-controller/internal/manager"
@@ -31,7 +30,7 @@ import (
 
 func main() {
 	var opts metallb.Options
-	importer.Subcommand("metallb-iad", opts.BindImportFlags, func() driver.Backend { return metallb.ForImport(opts) })
+	importer.Subcommand("metallb-iad", opts.BindImportFlags, func() importer.Backend { return metallb.ForImport(opts) })
 	manager.Main("metallb-iad.local.sdn.cozystack.io", opts.BindFlags,
 		func(mgr ctrl.Manager) error { return metallb.Setup(mgr, opts) }, opts.ManagerOptions)
 }

@@ -103,11 +103,7 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		obs.hold = HoldState{Reason: ReasonReclaiming,
 			Message: "Its claim is being deleted and its reclaimPolicy is Delete: the address goes with the claim"}
 	case class != nil && ipErr == nil:
-		token, err := r.retryToken(ctx, []netip.Addr{ip})
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if obs.hold, err = r.backend.Hold(ctx, a, class, token); err != nil {
+		if obs.hold, err = r.hold(ctx, a, class, ip); err != nil {
 			return ctrl.Result{}, err
 		}
 		if !obs.hold.Held && !obs.hold.Lost && obs.hold.Reason == ReasonHoldPending {
@@ -170,11 +166,7 @@ func (r *AddressReconciler) carry(ctx context.Context, a *v1alpha1.IPAddress, cl
 		if err != nil {
 			return nil
 		}
-		token, err := r.retryToken(ctx, []netip.Addr{ip})
-		if err != nil {
-			return err
-		}
-		if obs.hold, err = r.backend.Hold(ctx, a, class, token); err != nil {
+		if obs.hold, err = r.hold(ctx, a, class, ip); err != nil {
 			return err
 		}
 	} else if released, err := unhold(ctx, r.backend, a); err != nil || !released {

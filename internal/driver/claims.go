@@ -166,10 +166,6 @@ func (r *ClaimReconciler) record(ctx context.Context, claim *v1alpha1.IPAddressC
 	default:
 		return false, err
 	}
-	token, err := r.retryToken(ctx, []netip.Addr{ip})
-	if err != nil {
-		return false, err
-	}
-	_, err = r.backend.Hold(ctx, a, class, token)
+	_, err = r.hold(ctx, a, class, ip)
 	return err == nil, err
 }

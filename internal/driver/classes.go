@@ -50,7 +50,11 @@ const (
 // addresses (its field index, never a list of the kind) into status.used
 // and available beside the rendered capacity, and writes only when a number
 // changed; addresses inside the ranges wake it in batches (usageBatch).
-type ClassReconciler struct{ *base }
+type ClassReconciler struct {
+	*base
+	// rendered are the ranges of each class's last rendering.
+	rendered renderedRanges
+}
 
 // +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclasses/status,verbs=patch
 // +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclasses/finalizers,verbs=update
@@ -59,6 +63,7 @@ type ClassReconciler struct{ *base }
 func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	class, err := r.servedClass(ctx, req.Name)
 	if err != nil || class == nil || class.DeletionTimestamp != nil {
+		r.rendered.forget(req.Name)
 		return ctrl.Result{}, err
 	}
 	list := &v1alpha1.IPAddressList{}
@@ -75,6 +80,7 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	r.rendered.record(class, res)
 	// Parameters that do not render leave the previous rendering, and so
 	// its families and capacity, in place.
 	families, capacity := res.Families, &res.Capacity

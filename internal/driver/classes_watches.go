@@ -18,9 +18,13 @@ package driver
 
 import (
 	"context"
+	"net/netip"
+	"slices"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -32,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/ipaddr"
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
@@ -64,7 +69,7 @@ func (r *ClassReconciler) addressEvents() handler.EventHandler {
 			return
 		}
 		req := reconcile.Request{NamespacedName: client.ObjectKey{Name: class.Name}}
-		if ip, err := a.IP(); err == nil && r.backend.InRange(class, ip) {
+		if ip, err := a.IP(); err == nil && r.rendered.covers(class, ip) {
 			q.AddAfter(req, usageBatch)
 			return
 		}
@@ -74,6 +79,38 @@ func (r *ClassReconciler) addressEvents() handler.EventHandler {
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) { wake(ctx, e.Object, q) },
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) { wake(ctx, e.Object, q) },
 	}
+}
+
+// renderedRanges are the ranges of each class's last rendering, by name,
+// UID and generation: the answer to whether an address lies inside a class's ranges
+// without decoding its parameters again. A class not rendered at its
+// current generation has no answer, and its addresses wake it at once.
+type renderedRanges struct{ m sync.Map }
+
+type rendering struct {
+	uid        types.UID
+	generation int64
+	ranges     []ipaddr.Range
+}
+
+func (rr *renderedRanges) record(class *v1alpha1.IPAddressClass, res RenderResult) {
+	if res.Problem != "" {
+		rr.forget(class.Name)
+		return
+	}
+	rr.m.Store(class.Name, rendering{uid: class.UID, generation: class.Generation, ranges: res.Ranges})
+}
+
+func (rr *renderedRanges) forget(class string) { rr.m.Delete(class) }
+
+// covers says whether class's last rendering, at its current generation,
+// has ip inside its ranges.
+func (rr *renderedRanges) covers(class *v1alpha1.IPAddressClass, ip netip.Addr) bool {
+	v, ok := rr.m.Load(class.Name)
+	if !ok || v.(rendering).uid != class.UID || v.(rendering).generation != class.Generation {
+		return false
+	}
+	return slices.ContainsFunc(v.(rendering).ranges, func(r ipaddr.Range) bool { return r.Contains(ip) })
 }
 
 // notOnlyCounts passes every class event but an update of nothing beyond

@@ -26,27 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
-// ErrNotReady is what a backend's write fails with while its Gate is shut.
-var ErrNotReady = errors.New("the backend is not ready for changes")
-
-// Gate is what a backend implements when there are times it must not be
-// changed. MetalLB, after a start, ignores the events of single Services
-// until one full pass over all of them succeeds, and any change made
-// meanwhile either makes that pass fail (so it ignores events longer) or
-// is lost (a deletion it never hears of). While the gate is shut, the
-// backend's writes fail with ErrNotReady; the driver parks the pass that
-// tried and runs it again once the gate opens. The driver discovers it by
-// type assertion.
-type Gate interface {
-	// Ready returns nil when the backend may be changed now, or an error
-	// wrapping ErrNotReady once it has made sure that Opened will be closed
-	// when it may.
-	Ready(ctx context.Context) error
-	// Opened returns a channel that is closed when the gate is open: at
-	// once if it is open now, or the next time it opens.
-	Opened() <-chan struct{}
-}
-
 // Parking runs again, once a Gate opens, the passes of one controller that
 // the gate turned away. Wrap its reconciler with Wrap and add Source to its
 // watches. A nil Parking (no gate) wraps nothing.

@@ -124,6 +124,37 @@ func (d *base) retryToken(ctx context.Context, ips []netip.Addr) (string, error)
 	return strings.Join(tokens, "."), nil
 }
 
+// retrying gives ctx, for a Retrier, the retry token of ips' state, for
+// the Hold or Pin it is passed to.
+func (d *base) retrying(ctx context.Context, ips []netip.Addr) (context.Context, error) {
+	if d.retrier == nil {
+		return ctx, nil
+	}
+	token, err := d.retryToken(ctx, ips)
+	if err != nil {
+		return ctx, err
+	}
+	return withRetryToken(ctx, token), nil
+}
+
+// hold asks the backend to hold a, which records ip, for class.
+func (d *base) hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass, ip netip.Addr) (HoldState, error) {
+	ctx, err := d.retrying(ctx, []netip.Addr{ip})
+	if err != nil {
+		return HoldState{}, err
+	}
+	return d.backend.Hold(ctx, a, class)
+}
+
+// pin pins svc as p says.
+func (d *base) pin(ctx context.Context, svc *corev1.Service, p Pin) error {
+	ctx, err := d.retrying(ctx, p.Addresses)
+	if err != nil {
+		return err
+	}
+	return d.backend.Pin(ctx, svc, p)
+}
+
 // blocked reports whether a Service other than svc, which the backend would
 // not let svc share with, reports one of ips. A Service the driver told to
 // let go is no obstacle: the backend sees that before it sees the retry.
@@ -188,8 +219,13 @@ func (r *ServiceReconciler) associate(ctx context.Context, svc *corev1.Service, 
 		r.recorder.Eventf(svc, claim, corev1.EventTypeNormal, v1alpha1.EventAssociated, "Associate",
 			"Carries the addresses of IPAddressClaim %s: %v, by %s", claim.Name, want, how)
 	}
+	// request found every address of a class this driver serves.
+	class, err := r.servedClass(ctx, addrs[0].Spec.ClassName)
+	if err != nil || class == nil {
+		return err
+	}
 	if h.shared {
-		return r.associateShared(ctx, svc, claim, addrs, want)
+		return r.associateShared(ctx, svc, claim, class, addrs, want)
 	}
 	released := true
 	for _, a := range addrs {
@@ -208,27 +244,19 @@ func (r *ServiceReconciler) associate(ctx context.Context, svc *corev1.Service, 
 	if r.pinnedAs(svc, want, "") {
 		return nil
 	}
-	token, err := r.retryToken(ctx, want)
-	if err != nil {
-		return err
-	}
-	return r.backend.Pin(ctx, svc, want, PinOptions{Retry: token})
+	return r.pin(ctx, svc, Pin{Addresses: want, Class: class})
 }
 
 // associateShared pins svc into the holds' sharing, and lets the holds go
 // once the backend gives svc the addresses.
 func (r *ServiceReconciler) associateShared(ctx context.Context, svc *corev1.Service, claim *v1alpha1.IPAddressClaim,
-	addrs []*v1alpha1.IPAddress, want []netip.Addr) error {
+	class *v1alpha1.IPAddressClass, addrs []*v1alpha1.IPAddress, want []netip.Addr) error {
 	key, err := r.sharer.SharingKey(ctx, claim)
 	if err != nil {
 		return err
 	}
 	if !r.pinnedAs(svc, want, key) {
-		token, err := r.retryToken(ctx, want)
-		if err != nil {
-			return err
-		}
-		return r.backend.Pin(ctx, svc, want, PinOptions{SharingKey: key, Finalizer: r.carrierFinalizer, Retry: token})
+		return r.pin(ctx, svc, Pin{Addresses: want, Class: class, SharingKey: key, Finalizer: r.carrierFinalizer})
 	}
 	if !carries(svc, want) {
 		return nil // the load balancer's report wakes this pass
@@ -309,11 +337,7 @@ func (d *base) holdBack(ctx context.Context, a *v1alpha1.IPAddress, svc *corev1.
 	if err != nil {
 		return true, false, nil
 	}
-	token, err := d.retryToken(ctx, []netip.Addr{ip})
-	if err != nil {
-		return false, true, err
-	}
-	st, err := d.backend.Hold(ctx, a, class, token)
+	st, err := d.hold(ctx, a, class, ip)
 	if err != nil {
 		return false, true, err
 	}
@@ -353,7 +377,7 @@ func (d *base) holdReturnsFirst(svc *corev1.Service, a *v1alpha1.IPAddress) bool
 // Service being deleted, only the finalizer.
 func (d *base) letGo(ctx context.Context, svc *corev1.Service) error {
 	if svc.DeletionTimestamp == nil {
-		return d.backend.Unpin(ctx, svc, d.carrierFinalizer)
+		return d.backend.Pin(ctx, svc, Pin{Finalizer: d.carrierFinalizer})
 	}
 	return d.dropFinalizer(ctx, svc)
 }

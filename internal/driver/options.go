@@ -32,6 +32,9 @@ import (
 
 // Options tune the driver's controllers.
 type Options struct {
+	// Provisioner is the driver's name: the classes that name it are the
+	// ones it serves. Required.
+	Provisioner string
 	// Concurrency bounds how many objects of each kind are reconciled at once.
 	Concurrency int
 	// Clock tells the time; nil means the real clock.

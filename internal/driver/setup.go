@@ -59,7 +59,10 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 	if err := setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("setting up field indexes: %w", err)
 	}
-	name := backend.Provisioner()
+	name := opts.Provisioner
+	if name == "" {
+		return fmt.Errorf("no provisioner named in the driver's options")
+	}
 	switch opts.Handoff {
 	case "", HandoffAuto, HandoffGap:
 	default:

@@ -22,7 +22,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/cilium"
 	"github.com/cozystack/address-controller/internal/driver/importer"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
@@ -38,10 +37,10 @@ const Name = "kubectl-ipam"
 func Drivers() []importer.Driver {
 	var opts metallb.Options
 	return []importer.Driver{
-		{Name: "metallb-iad", Bind: opts.BindImportFlags, Backend: func() driver.Backend { return metallb.ForImport(opts) }},
+		{Name: "metallb-iad", Bind: opts.BindImportFlags, Backend: func() importer.Backend { return metallb.ForImport(opts) }},
 		// Its backend has no import capability: a class it serves is
 		// refused with that reason.
-		{Name: "cilium-iad", Backend: func() driver.Backend { return &cilium.Backend{} }},
+		{Name: "cilium-iad", Backend: func() importer.Backend { return &cilium.Backend{} }},
 	}
 }
 

@@ -103,6 +103,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := b.Set.Indexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	opts.Driver.Provisioner = b.Provisioner()
 	if err := driver.Setup(mgr, b, opts.Driver); err != nil {
 		return err
 	}

@@ -18,16 +18,13 @@ package cilium
 
 import (
 	"context"
-	"fmt"
 	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
-	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // pins are LB-IPAM's pin and sharing annotations, with a cross-namespace
@@ -45,37 +42,17 @@ func (b *Backend) pins() placeholder.Pins {
 // Pin labels svc for the pool of the addresses' class, writes
 // lbipam.cilium.io/ips (IPv4 first) and the driver's marker with the same
 // value, and, for a shared handoff, the holds' sharing key with its record,
-// open to the placeholder namespace; it lifts a withdrawal.
-func (b *Backend) Pin(ctx context.Context, svc *corev1.Service, addrs []netip.Addr, opts driver.PinOptions) error {
-	if len(addrs) == 0 {
-		return nil
+// open to the placeholder namespace; it lifts a withdrawal. Without
+// addresses, it withdraws a pin the driver wrote (placeholder.Pins.Unpin),
+// and the pool label with it: LB-IPAM keeps an address after its pin is
+// gone otherwise.
+func (b *Backend) Pin(ctx context.Context, svc *corev1.Service, p driver.Pin) error {
+	if len(p.Addresses) > 0 {
+		meta := b.pins().Pin(svc, p.Addresses, p.SharingKey, p.Finalizer)
+		meta[placeholder.MetaLabels].(map[string]any)[LabelPool] = placeholder.LabelValue(p.Class.Name)
+		return placeholder.PatchMeta(ctx, b, svc, meta)
 	}
-	class, err := b.classOf(ctx, addrs[0])
-	if err != nil {
-		return err
-	}
-	meta := b.pins().Pin(svc, addrs, opts.SharingKey, opts.Finalizer)
-	meta[placeholder.MetaLabels].(map[string]any)[LabelPool] = placeholder.LabelValue(class)
-	return placeholder.PatchMeta(ctx, b, svc, meta)
-}
-
-// classOf is the class of the IPAddress recording ip.
-func (b *Backend) classOf(ctx context.Context, ip netip.Addr) (string, error) {
-	list := &v1alpha1.IPAddressList{}
-	if err := b.List(ctx, list, client.MatchingFields{manager.IndexAddressByIP: ip.String()}); err != nil {
-		return "", err
-	}
-	if len(list.Items) == 0 {
-		return "", fmt.Errorf("no IPAddress records %s", ip)
-	}
-	return list.Items[0].Spec.ClassName, nil
-}
-
-// Unpin withdraws a pin the driver wrote (placeholder.Pins.Unpin), and the
-// pool label with it: LB-IPAM keeps an address after its pin is gone
-// otherwise.
-func (b *Backend) Unpin(ctx context.Context, svc *corev1.Service, finalizer string) error {
-	meta, err := b.pins().Unpin(ctx, b.secret, svc, finalizer)
+	meta, err := b.pins().Unpin(ctx, b.secret, svc, p.Finalizer)
 	if meta == nil {
 		return err
 	}

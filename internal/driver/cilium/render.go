@@ -87,7 +87,7 @@ func (b *Backend) RenderClass(ctx context.Context, class *v1alpha1.IPAddressClas
 	if err != nil {
 		return driver.RenderResult{Problem: err.Error(), Reason: ReasonInvalidParameters}, nil
 	}
-	res := driver.RenderResult{Families: driver.FamiliesOf(ranges)}
+	res := driver.RenderResult{Families: driver.FamiliesOf(ranges), Ranges: ranges}
 	blocks := ranges
 	for _, ip := range keep {
 		if !slices.ContainsFunc(ranges, func(r ipaddr.Range) bool { return r.Contains(ip) }) {
@@ -145,12 +145,6 @@ func conflictOf(pool *unstructured.Unstructured) string {
 		}
 	}
 	return ""
-}
-
-// InRange reports whether ip lies in the ranges of the class's parameters.
-func (b *Backend) InRange(class *v1alpha1.IPAddressClass, ip netip.Addr) bool {
-	ranges, err := decode(class)
-	return err == nil && slices.ContainsFunc(ranges, func(r ipaddr.Range) bool { return r.Contains(ip) })
 }
 
 // poolCovers says whether the class's rendered pool contains ip; known is

@@ -75,7 +75,7 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 // to it, owned by the address, carrying the address's sharing key (open to
 // every namespace: only the driver knows the key) so that a workload can
 // join it. A placeholder Reserve left for it is adopted; extra ones go.
-func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass, _ string) (driver.HoldState, error) {
+func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass) (driver.HoldState, error) {
 	ip, err := a.IP()
 	if err != nil {
 		return driver.HoldState{Reason: v1alpha1.ReasonInvalidAddress, Message: err.Error()}, nil

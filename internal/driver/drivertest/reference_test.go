@@ -98,7 +98,7 @@ func (h *referenceHarness) Provisioner() string { return referenceProvisioner }
 func (h *referenceHarness) StartDriver(t *testing.T, cfg *rest.Config) *inprocess.Manager {
 	return inprocess.Start(t, cfg, func(mgr ctrl.Manager) error {
 		return driver.Setup(mgr, &reference{Client: mgr.GetClient(), books: h.books, releasing: map[types.UID]bool{}},
-			driver.Options{Concurrency: 4})
+			driver.Options{Provisioner: referenceProvisioner, Concurrency: 4})
 	})
 }
 
@@ -189,8 +189,6 @@ type reference struct {
 	releasing map[types.UID]bool
 }
 
-func (r *reference) Provisioner() string { return referenceProvisioner }
-
 func (r *reference) RenderClass(_ context.Context, class *v1alpha1.IPAddressClass, keep []netip.Addr) (driver.RenderResult, error) {
 	p, err := decode(class)
 	if err != nil {
@@ -205,18 +203,13 @@ func (r *reference) RenderClass(_ context.Context, class *v1alpha1.IPAddressClas
 		ranges = append(ranges, r)
 	}
 	// Reserve hands out every address of a prefix.
-	res := driver.RenderResult{Capacity: driver.CountRanges(ranges, ipaddr.Range.Size), Families: driver.FamiliesOf(ranges)}
+	res := driver.RenderResult{Capacity: driver.CountRanges(ranges, ipaddr.Range.Size), Families: driver.FamiliesOf(ranges), Ranges: ranges}
 	for _, ip := range keep {
 		if !p.contains(ip) {
 			res.Outside = append(res.Outside, ip)
 		}
 	}
 	return res, nil
-}
-
-func (r *reference) InRange(class *v1alpha1.IPAddressClass, ip netip.Addr) bool {
-	p, err := decode(class)
-	return err == nil && p.contains(ip)
 }
 
 // Reserve gives the claim the first address of the family that nobody
@@ -275,12 +268,12 @@ func (r *reference) inUse(ctx context.Context, ip netip.Addr) (bool, error) {
 
 // Hold enters the address in the books for a, adopting its claim's
 // reservation.
-func (r *reference) Hold(_ context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass, _ string) (driver.HoldState, error) {
+func (r *reference) Hold(_ context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass) (driver.HoldState, error) {
 	ip, err := a.IP()
 	if err != nil {
 		return driver.HoldState{Reason: v1alpha1.ReasonInvalidAddress, Message: err.Error()}, nil
 	}
-	if !r.InRange(class, ip) {
+	if p, err := decode(class); err != nil || !p.contains(ip) {
 		return driver.HoldState{Lost: true, Reason: driver.ReasonBackendLost, Message: fmt.Sprintf("%s is outside class %s's ranges", ip, class.Name)}, nil
 	}
 	r.books.mu.Lock()
@@ -322,8 +315,13 @@ func (r *reference) Release(_ context.Context, a *v1alpha1.IPAddress) error {
 // Pin gives the Service the addresses, then writes the pin and its marker:
 // a driver that dies between the two finds the Service unpinned and pins it
 // again, whereas a pin written first would be taken for done and the
-// addresses never given (this backend gives them only here).
-func (r *reference) Pin(ctx context.Context, svc *corev1.Service, addrs []netip.Addr, opts driver.PinOptions) error {
+// addresses never given (this backend gives them only here). Without
+// addresses, it unpins.
+func (r *reference) Pin(ctx context.Context, svc *corev1.Service, p driver.Pin) error {
+	if len(p.Addresses) == 0 {
+		return r.unpin(ctx, svc, p.Finalizer)
+	}
+	addrs := p.Addresses
 	r.mu.Lock()
 	delete(r.releasing, svc.UID)
 	r.mu.Unlock()
@@ -342,15 +340,15 @@ func (r *reference) Pin(ctx context.Context, svc *corev1.Service, addrs []netip.
 	orig = svc.DeepCopy()
 	metav1.SetMetaDataAnnotation(&svc.ObjectMeta, annotationPin, value)
 	metav1.SetMetaDataAnnotation(&svc.ObjectMeta, v1alpha1.AnnotationPinnedBy, value)
-	if opts.Finalizer != "" {
-		controllerutil.AddFinalizer(svc, opts.Finalizer)
+	if p.Finalizer != "" {
+		controllerutil.AddFinalizer(svc, p.Finalizer)
 	}
 	return client.IgnoreNotFound(r.Patch(ctx, svc, client.MergeFrom(orig)))
 }
 
-// Unpin takes the addresses back from the Service, then withdraws the pin
+// unpin takes the addresses back from the Service, then withdraws the pin
 // it wrote.
-func (r *reference) Unpin(ctx context.Context, svc *corev1.Service, finalizer string) error {
+func (r *reference) unpin(ctx context.Context, svc *corev1.Service, finalizer string) error {
 	orig := svc.DeepCopy()
 	marker, ok := svc.Annotations[v1alpha1.AnnotationPinnedBy]
 	r.books.mu.Lock()

@@ -22,12 +22,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -73,12 +75,12 @@ type Driver struct {
 	// Bind registers the backend's own flags, if any.
 	Bind func(*flag.FlagSet)
 	// Backend makes the backend once the flags are parsed.
-	Backend func() driver.Backend
+	Backend func() Backend
 }
 
 // Subcommand runs `<name> import` and exits, when the command line asks for
 // it; otherwise it returns. Main says what the arguments are.
-func Subcommand(name string, bind func(*flag.FlagSet), backend func() driver.Backend) {
+func Subcommand(name string, bind func(*flag.FlagSet), backend func() Backend) {
 	if len(os.Args) < 2 || os.Args[1] != Command {
 		return
 	}
@@ -90,7 +92,7 @@ func Subcommand(name string, bind func(*flag.FlagSet), backend func() driver.Bac
 // and returns the exit code: the command of NewCommand for the one driver
 // name, whose backend's own flags bind registers (if any) and which backend
 // makes once the flags are parsed.
-func Main(ctx context.Context, name string, bind func(*flag.FlagSet), backend func() driver.Backend, args []string, stdout, stderr io.Writer) int {
+func Main(ctx context.Context, name string, bind func(*flag.FlagSet), backend func() Backend, args []string, stdout, stderr io.Writer) int {
 	cmd := NewCommand(Driver{Name: name, Bind: bind, Backend: backend})
 	cmd.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: name + " " + Command}
 	return Execute(ctx, cmd, args, stdout, stderr)
@@ -127,8 +129,16 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 // output says which. Running it again resumes.
 var ErrIncomplete = errors.New("not everything was done; run the same command again to resume")
 
+// Backend is what the import needs of a driver's backend: the provisioner
+// it serves and how it reads a Service's pin (driver.Backend.PinnedTo); to
+// import at all, driver.Importer, and to hand over, driver.Handoverer.
+type Backend interface {
+	Provisioner() string
+	PinnedTo(svc *corev1.Service) (addrs []netip.Addr, byDriver bool)
+}
+
 // capable says what b cannot do of what a run asks, if anything.
-func capable(b driver.Backend, name string, handover bool) error {
+func capable(b Backend, name string, handover bool) error {
 	imp, ok := b.(driver.Importer)
 	switch {
 	case !ok:
@@ -143,7 +153,7 @@ func capable(b driver.Backend, name string, handover bool) error {
 
 // Run carries out one run for the driver whose backend is b, with client
 // c, writing its report to out in opts.Output's format.
-func Run(ctx context.Context, c client.WithWatch, b driver.Backend, opts Options, out io.Writer) error {
+func Run(ctx context.Context, c client.WithWatch, b Backend, opts Options, out io.Writer) error {
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultWaitTimeout
 	}

@@ -24,13 +24,12 @@ import (
 	"testing"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/ipaddr"
 )
 
 // backend stands in for a driver's backend where no method of it is
 // called: the checks below end before the import reads anything.
-type backend struct{ driver.Backend }
+type backend struct{ Backend }
 
 // importer can import, and cannot hand over.
 type importer struct{ backend }
@@ -41,9 +40,9 @@ func (importer) ImportRanges(*v1alpha1.IPAddressClass) ([]ipaddr.Range, func(net
 
 func (importer) ImportPin() string { return "example.com/pin" }
 
-func runMain(b driver.Backend, args ...string) (int, string) {
+func runMain(b Backend, args ...string) (int, string) {
 	var stdout, stderr bytes.Buffer
-	code := Main(context.Background(), "example-iad", nil, func() driver.Backend { return b }, args, &stdout, &stderr)
+	code := Main(context.Background(), "example-iad", nil, func() Backend { return b }, args, &stdout, &stderr)
 	return code, stderr.String()
 }
 
@@ -78,7 +77,7 @@ func TestMainRefusesBadFlags(t *testing.T) {
 // command by the driver's binary.
 func TestHelpNamesTheDriverCommand(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := Main(context.Background(), "example-iad", nil, func() driver.Backend { return importer{} }, []string{"--help"}, &stdout, &stderr)
+	code := Main(context.Background(), "example-iad", nil, func() Backend { return importer{} }, []string{"--help"}, &stdout, &stderr)
 	if code != 0 || !strings.Contains(stdout.String(), "example-iad import --class CLASS") || !strings.Contains(stdout.String(), "--context") {
 		t.Errorf("--help = %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
@@ -86,7 +85,7 @@ func TestHelpNamesTheDriverCommand(t *testing.T) {
 
 func TestMainFindsTheCapabilities(t *testing.T) {
 	tests := []struct {
-		backend driver.Backend
+		backend Backend
 		args    []string
 		want    string
 	}{

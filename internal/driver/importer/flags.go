@@ -32,7 +32,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
@@ -129,7 +128,7 @@ func (cl *commandLine) run(ctx context.Context, drivers []Driver, cmd *cobra.Com
 	if err != nil {
 		return err
 	}
-	backends := make([]driver.Backend, len(drivers))
+	backends := make([]Backend, len(drivers))
 	for i, d := range drivers {
 		backends[i] = d.Backend()
 	}
@@ -237,7 +236,7 @@ func (cl *commandLine) namespaces() ([]string, error) {
 }
 
 // pick finds the backend that serves the class, by its provisioner.
-func pick(ctx context.Context, c client.Reader, backends []driver.Backend, className string) (int, error) {
+func pick(ctx context.Context, c client.Reader, backends []Backend, className string) (int, error) {
 	class := &v1alpha1.IPAddressClass{}
 	if err := c.Get(ctx, client.ObjectKey{Name: className}, class); err != nil {
 		return -1, fmt.Errorf("reading IPAddressClass %s: %w", className, err)

@@ -130,7 +130,7 @@ func observe(ctx context.Context, c client.Reader, sc Scope, d importing) (*obse
 // importing is the driver an import runs for: its backend, which can
 // import, and its name.
 type importing struct {
-	driver.Backend
+	Backend
 	driver.Importer
 	name string
 }

@@ -20,7 +20,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -121,9 +120,6 @@ type Backend struct {
 	opts    Options
 	metrics *metrics
 
-	paramsMu sync.Mutex
-	params   map[string]decodedParams // by class name
-
 	// Holds gives the placeholders (Holds.Set, written through the gate)
 	// the role of holds.
 	placeholder.Holds
@@ -151,7 +147,6 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Labels: map[string]string{params.LabelManagedBy: params.ManagedByValue},
 		Pin:    annotationLoadBalancerIPs, Allocator: "MetalLB"}
 	b := &Backend{Client: gated, live: live, opts: opts, metrics: m, Holds: placeholder.Holds{Set: set},
-		params:   map[string]decodedParams{},
 		secret:   &placeholder.Secret{Reader: mgr.GetAPIReader(), Namespace: opts.PlaceholderNamespace},
 		recorder: mgr.GetEventRecorder(v1alpha1.ProvisionerMetalLB)}
 	if err := b.setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
@@ -160,6 +155,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := b.observePlaceholders(ctx, mgr); err != nil {
 		return err
 	}
+	opts.Driver.Provisioner = b.Provisioner()
 	if err := driver.Setup(mgr, b, opts.Driver); err != nil {
 		return err
 	}

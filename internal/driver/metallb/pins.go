@@ -37,19 +37,18 @@ var pins = placeholder.Pins{
 }
 
 // Pin writes metallb.io/loadBalancerIPs (IPv4 first) and the driver's
-// marker with the same value, the retry token, and, for a shared handoff,
-// the holds' allow-shared-ip key with its marker and the carrier finalizer;
-// it lifts a withdrawal.
-func (b *Backend) Pin(ctx context.Context, svc *corev1.Service, addrs []netip.Addr, opts driver.PinOptions) error {
-	meta := pins.Pin(svc, addrs, opts.SharingKey, opts.Finalizer)
-	meta[placeholder.MetaAnnotations].(map[string]any)[annotationRetry] = opts.Retry
-	return placeholder.PatchMeta(ctx, b, svc, meta)
-}
-
-// Unpin withdraws a pin the driver wrote (placeholder.Pins.Unpin), and the
-// retry token with it.
-func (b *Backend) Unpin(ctx context.Context, svc *corev1.Service, finalizer string) error {
-	meta, err := pins.Unpin(ctx, b.secret, svc, finalizer)
+// marker with the same value, the retry token (driver.RetryToken), and, for
+// a shared handoff, the holds' allow-shared-ip key with its marker and the
+// carrier finalizer; it lifts a withdrawal. Without addresses, it withdraws
+// a pin the driver wrote (placeholder.Pins.Unpin), and the retry token with
+// it.
+func (b *Backend) Pin(ctx context.Context, svc *corev1.Service, p driver.Pin) error {
+	if len(p.Addresses) > 0 {
+		meta := pins.Pin(svc, p.Addresses, p.SharingKey, p.Finalizer)
+		meta[placeholder.MetaAnnotations].(map[string]any)[annotationRetry] = driver.RetryToken(ctx)
+		return placeholder.PatchMeta(ctx, b, svc, meta)
+	}
+	meta, err := pins.Unpin(ctx, b.secret, svc, p.Finalizer)
 	if meta == nil {
 		return err
 	}

@@ -76,8 +76,9 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 // Hold keeps a reserved in MetalLB's books with a placeholder Service pinned
 // to it, owned by the address, carrying the address's sharing key so that a
 // workload can join it. A placeholder Reserve left for it is adopted; extra
-// ones go.
-func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass, retry string) (driver.HoldState, error) {
+// ones go. A placeholder it creates carries the retry token of the state
+// the driver acts in (driver.RetryToken).
+func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass) (driver.HoldState, error) {
 	ip, err := a.IP()
 	if err != nil {
 		return driver.HoldState{Reason: "InvalidAddress", Message: err.Error()}, nil
@@ -89,7 +90,7 @@ func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alph
 	ph, err := b.Set.Hold(ctx, a, ip, class.Name, func(ph *corev1.Service, created bool) {
 		markHold(ph, ip, key)
 		if created {
-			ph.Annotations[annotationRetry] = retry
+			ph.Annotations[annotationRetry] = driver.RetryToken(ctx)
 			b.metrics.holdsCreated.Inc()
 		}
 	})

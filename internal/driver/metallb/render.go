@@ -87,7 +87,7 @@ func (b *Backend) RenderClass(ctx context.Context, class *v1alpha1.IPAddressClas
 	if err != nil {
 		return driver.RenderResult{}, err
 	}
-	res := driver.RenderResult{Outside: params.Outside(p, keep), Capacity: capacity, Families: driver.FamiliesOf(p.Ranges)}
+	res := driver.RenderResult{Outside: params.Outside(p, keep), Capacity: capacity, Families: driver.FamiliesOf(p.Ranges), Ranges: p.Ranges}
 	if unselected != "" {
 		res.Unusable, res.UnusableReason = unselected, ReasonNoNodeSelected
 	}
@@ -171,42 +171,4 @@ func (b *Backend) poolCovers(ctx context.Context, className string, ip netip.Add
 		}
 	}
 	return false, true
-}
-
-// InRange reports whether ip lies in the ranges of the class's parameters.
-// Decoded parameters are remembered per class generation: this runs for
-// every address that comes or goes.
-func (b *Backend) InRange(class *v1alpha1.IPAddressClass, ip netip.Addr) bool {
-	p, ok := b.decoded(class)
-	if !ok {
-		return false
-	}
-	for _, r := range p.Ranges {
-		if r.Contains(ip) {
-			return true
-		}
-	}
-	return false
-}
-
-// decoded returns the class's decoded parameters, from memory when the class
-// has not changed since.
-func (b *Backend) decoded(class *v1alpha1.IPAddressClass) (*params.Parameters, bool) {
-	key := fmt.Sprintf("%s/%d", class.UID, class.Generation)
-	b.paramsMu.Lock()
-	defer b.paramsMu.Unlock()
-	if p, ok := b.params[class.Name]; ok && p.key == key {
-		return p.params, p.params != nil
-	}
-	p, err := params.Decode(class.Spec.Parameters)
-	if err != nil {
-		p = nil
-	}
-	b.params[class.Name] = decodedParams{key: key, params: p}
-	return p, p != nil
-}
-
-type decodedParams struct {
-	key    string
-	params *params.Parameters
 }

@@ -35,7 +35,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/importer"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
 	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
@@ -318,7 +317,7 @@ func TestImportUndoRestores(t *testing.T) {
 	// The command itself, with the admin's kubeconfig: the dry run.
 	var stdout, stderr bytes.Buffer
 	var flags metallb.Options
-	g.Expect(importer.Main(ctx, "metallb-iad", flags.BindImportFlags, func() driver.Backend { return metallb.ForImport(flags) }, []string{"--kubeconfig", mt.Cluster.Kubeconfig, "--class", class, "--namespace", ns,
+	g.Expect(importer.Main(ctx, "metallb-iad", flags.BindImportFlags, func() importer.Backend { return metallb.ForImport(flags) }, []string{"--kubeconfig", mt.Cluster.Kubeconfig, "--class", class, "--namespace", ns,
 		"--placeholder-namespace", placeholderNS}, &stdout, &stderr)).To(Equal(0), stderr.String())
 	g.Expect(stdout.String()).To(ContainSubstring(fmt.Sprintf("class %s: 5 to import, 0 imported already, 0 skipped", class)))
 	g.Expect(importedClaims(g, ns)).To(BeEmpty())

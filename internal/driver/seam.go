@@ -18,6 +18,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,22 +30,20 @@ import (
 	"github.com/cozystack/address-controller/internal/ipaddr"
 )
 
+// The seam between the framework and a backend. A backend implements
+// Backend; everything else in this file is a capability that only some
+// backends have, which the framework discovers by type assertion. Each says
+// which backend needs it and why. A backend's name (the provisioner its
+// classes name) is not part of the seam: it is given to Setup in Options.
+
 // Backend is what the driver needs from the system that really holds
 // addresses. The driver decides when; the backend knows how.
 type Backend interface {
-	// Provisioner is the name classes use to select this driver.
-	Provisioner() string
-
 	// RenderClass turns a class into backend configuration. keep lists the
 	// addresses of the class that must stay valid whatever the class's
 	// parameters now say. A Problem in the result is bad input, reported on
 	// the class; an error is retried.
 	RenderClass(ctx context.Context, class *v1alpha1.IPAddressClass, keep []netip.Addr) (RenderResult, error)
-
-	// InRange reports whether ip lies in the ranges class's parameters give
-	// it, so that an address there needs no re-rendering when it comes or
-	// goes. Unreadable parameters count as not in range.
-	InRange(class *v1alpha1.IPAddressClass, ip netip.Addr) bool
 
 	// Reserve asks the backend for a new address of family for claim, and
 	// returns it once the backend has picked one. It must be idempotent and
@@ -52,35 +51,70 @@ type Backend interface {
 	// yield the same reservation.
 	Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, class *v1alpha1.IPAddressClass, family v1alpha1.IPFamily) (Reservation, error)
 
-	// Hold keeps address a reserved in the backend while no workload
-	// carries it, adopting a reservation made for it by Reserve if there is
-	// one. A hold it creates carries retry (see Retrier).
-	Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass, retry string) (HoldState, error)
+	// Hold keeps address a of class reserved in the backend while no
+	// workload carries it, adopting a reservation made for it by Reserve if
+	// there is one.
+	Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass) (HoldState, error)
 
 	// Release gives back whatever the backend keeps for a (its reservation,
 	// its hold): a goes, or stands aside as a duplicate of another
 	// IPAddress. It must be idempotent.
 	Release(ctx context.Context, a *v1alpha1.IPAddress) error
 
-	// Pin steers the backend to give svc exactly addrs (IPv4 first), and
-	// records that the driver wrote the pin.
-	Pin(ctx context.Context, svc *corev1.Service, addrs []netip.Addr, opts PinOptions) error
-
-	// Unpin withdraws a pin the driver wrote on svc, and the finalizer
-	// named, if svc carries it; a pin someone else wrote is left alone.
-	Unpin(ctx context.Context, svc *corev1.Service, finalizer string) error
+	// Pin brings the pin the driver writes on svc to p: with addresses,
+	// it steers the backend to give svc exactly those and records that the
+	// driver wrote the pin; without, it withdraws a pin the driver wrote
+	// (one someone else wrote is left alone) and p.Finalizer if svc carries
+	// it.
+	Pin(ctx context.Context, svc *corev1.Service, p Pin) error
 
 	// PinnedTo returns the addresses svc is pinned to and whether the driver
 	// wrote that pin.
 	PinnedTo(svc *corev1.Service) (addrs []netip.Addr, byDriver bool)
 }
 
+// Pin is what the driver asks of a Service's pin.
+type Pin struct {
+	// Addresses are the addresses svc gets, IPv4 first; none withdraws the
+	// driver's pin.
+	Addresses []netip.Addr
+	// Class is the addresses' class; nil when Addresses is empty.
+	Class *v1alpha1.IPAddressClass
+	// SharingKey, when set, lets the workload share its addresses with their
+	// holds (a shared handoff, see Sharer); empty pins for a gap handoff.
+	SharingKey string
+	// Finalizer is added to svc with a pin, and taken off it with a
+	// withdrawal.
+	Finalizer string
+}
+
+// ErrNotReady is what a backend's write fails with while its Gate is shut.
+var ErrNotReady = errors.New("the backend is not ready for changes")
+
+// Gate is what a backend implements when there are times it must not be
+// changed. MetalLB needs it: after a start, it ignores the events of single
+// Services until one full pass over all of them succeeds, and any change
+// made meanwhile either makes that pass fail (so it ignores events longer)
+// or is lost (a deletion it never hears of). While the gate is shut, the
+// backend's writes fail with ErrNotReady; the driver parks the pass that
+// tried and runs it again once the gate opens (Parking).
+type Gate interface {
+	// Ready returns nil when the backend may be changed now, or an error
+	// wrapping ErrNotReady once it has made sure that Opened will be closed
+	// when it may.
+	Ready(ctx context.Context) error
+	// Opened returns a channel that is closed when the gate is open: at
+	// once if it is open now, or the next time it opens.
+	Opened() <-chan struct{}
+}
+
 // Holder is what a backend implements when it holds an address through an
 // object of its own that a workload cannot share by default (a placeholder
 // Service): the hold must make way before the workload is pinned, and, while
 // it stands, it legitimately carries the address. A backend without it keeps
-// its reservation in its own books while a workload carries the address. The
-// driver discovers it by type assertion.
+// its reservation in its own books while a workload carries the address.
+// MetalLB and Cilium LB-IPAM need it: neither keeps an address for no
+// Service, so each holds one with a placeholder Service.
 type Holder interface {
 	// Unhold releases the backend's hold on a, so that a workload can take
 	// the address. released is true once the driver's cache shows the hold
@@ -113,7 +147,8 @@ func isHolder(b Backend, svc *corev1.Service, a *v1alpha1.IPAddress) bool {
 // Releaser is what a backend implements when a Service it told to let go
 // of its addresses may still report them for a while (its pin withdrawn,
 // or an allocation placeholder giving back an address it was offered).
-// The driver discovers it by type assertion.
+// MetalLB and Cilium LB-IPAM need it: each takes an address back only when
+// it next processes the Service.
 type Releaser interface {
 	// Releasing reports whether svc is letting go of its addresses because
 	// the driver told it to: until the backend notices, svc still reports
@@ -129,30 +164,20 @@ func releasing(b Backend, svc *corev1.Service) bool {
 }
 
 // Watcher is what a backend implements when its own objects' changes must
-// wake a claim, an address, a class or a Service. The driver discovers it
-// by type assertion.
+// wake a claim, an address, a class or a Service: MetalLB's pools and
+// nodes, Cilium's pools, the reference backend's books.
 type Watcher interface {
 	// Watches are the extra event sources.
 	Watches() Watches
-}
-
-// PinOptions say how a workload is pinned.
-type PinOptions struct {
-	// SharingKey, when set, lets the workload share its addresses with their
-	// holds (a shared handoff, see Sharer); empty pins for a gap handoff.
-	SharingKey string
-	// Finalizer, when set, is added to the workload.
-	Finalizer string
-	// Retry is the retry token the pin is written in (see Retrier).
-	Retry string
 }
 
 // Sharer is what a backend implements when it can hand an address between
 // its hold and a workload without ever counting the address free: the
 // workload joins the hold's sharing, the hold goes only once the backend
 // gives the workload the address, and on the way back the hold returns,
-// sharing it, before the workload's pin goes. The driver discovers it by
-// type assertion.
+// sharing it, before the workload's pin goes. MetalLB (allow-shared-ip)
+// and Cilium LB-IPAM (sharing-key) both can; a backend without it gets gap
+// handoffs, as both do with --handoff=gap.
 type Sharer interface {
 	// Shareable says whether the backend lets svc share addresses with
 	// their holds; if not, a reason (a CamelCase word) and why.
@@ -167,22 +192,38 @@ type Sharer interface {
 }
 
 // Retrier is what a backend implements when it does not retry by itself a
-// request it refused: the driver asks it again, by writing a new retry token
-// on the pinned Service (a workload, or, when svc is nil, a's hold), exactly
-// when what blocked the request let go. The driver discovers it by type
-// assertion.
+// request it refused. MetalLB needs it: it does not retry an allocation it
+// refused until its next full pass. The driver asks it again, by writing a
+// new retry token on the pinned Service (a workload, or, when svc is nil,
+// a's hold), exactly when what blocked the request let go. For a Retrier,
+// the framework also puts the token of the state it acts in into the
+// context of every Hold and Pin (RetryToken), so that what they write
+// already carries it.
 type Retrier interface {
 	// Retry makes the backend reconsider svc unless svc already carries
 	// token.
 	Retry(ctx context.Context, a *v1alpha1.IPAddress, svc *corev1.Service, token string) error
 }
 
+type retryKey struct{}
+
+// RetryToken is the retry token the framework computed for the Hold or Pin
+// that ctx was given to; "" for a backend that is no Retrier.
+func RetryToken(ctx context.Context) string {
+	token, _ := ctx.Value(retryKey{}).(string)
+	return token
+}
+
+func withRetryToken(ctx context.Context, token string) context.Context {
+	return context.WithValue(ctx, retryKey{}, token)
+}
+
 // Importer is what a backend implements when its allocator may already
 // have given addresses in a class's ranges to plain Services before the
 // driver served the class: `<driver> import` (internal/driver/importer)
 // brings those Services under claims, each keeping its address. The import
-// reads their pins with PinnedTo and discovers the capability by type
-// assertion.
+// reads their pins with PinnedTo. MetalLB has it, for clusters that ran
+// MetalLB before the driver.
 type Importer interface {
 	// ImportRanges reads class's parameters: the ranges its allocator gives
 	// addresses from, and why it never gives an address in them ("" when it
@@ -197,7 +238,7 @@ type Importer interface {
 // configuration (an admin's pool) may cover a class's ranges, which keeps
 // the driver from rendering the class: once the Services there are
 // imported, `<driver> import --handover` moves the ranges into the class's
-// configuration. The import discovers it by type assertion.
+// configuration. MetalLB has it: its admins' IPAddressPools.
 type Handoverer interface {
 	// PlanHandover works out, reading with c, how class's ranges leave the
 	// allocator's other configuration; keep are the addresses of the
@@ -279,6 +320,10 @@ type RenderResult struct {
 	// Families are the address families of the class's ranges, IPv4
 	// first; the driver provisions no other.
 	Families []v1alpha1.IPFamily
+	// Ranges are the class's ranges, as the backend reads its parameters:
+	// an address that comes or goes inside them changes only the class's
+	// counts, not its rendering.
+	Ranges []ipaddr.Range
 }
 
 // Watch is one extra event source of a controller.
