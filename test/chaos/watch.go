@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/tombstone"
 )
 
 // eventCounter counts Events by reason over the run, creations and series
@@ -40,10 +41,7 @@ type eventCounter struct {
 }
 
 func (e *eventCounter) add(obj any) {
-	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	if ev, ok := obj.(*eventsv1.Event); ok {
+	if ev, ok := tombstone.As[*eventsv1.Event](obj); ok {
 		e.mu.Lock()
 		e.n[ev.Reason]++
 		e.mu.Unlock()
@@ -83,9 +81,7 @@ func watch(ctx context.Context, e *env, chk *checker, events *eventCounter) erro
 			AddFunc:    func(o any) { f(o, false) },
 			UpdateFunc: func(_, o any) { f(o, false) },
 			DeleteFunc: func(o any) {
-				if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
-					o = t.Obj
-				}
+				o, _ = tombstone.As[any](o)
 				f(o, true)
 			},
 		})
