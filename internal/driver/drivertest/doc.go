@@ -31,7 +31,10 @@ limitations under the License.
 // frees); release under Retain (Released, still held, taken from its
 // Service) and under Delete (the address goes and the backend frees it);
 // capacity and use (the class's status.capacity, used and available, per
-// family, follow claims as they come and go, a burst written in batches);
+// family, follow claims as they come and go, a burst written in batches;
+// the class's metric series start at zero and go with it; a class moved to
+// other ranges keeps its addresses, Bound and held, outside them, says so,
+// and counts them apart);
 // association (a Service naming a claim reports exactly its addresses, a
 // plain Service none; they go back to the backend once it stops naming it
 // or goes, and come to the next Service naming it); refusal (every request

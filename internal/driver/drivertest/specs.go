@@ -49,6 +49,8 @@ func specs(h Harness) []spec {
 		spec{"release/Retain", releaseRetain},
 		spec{"release/Delete", releaseDelete},
 		spec{"capacity and use", capacityAndUse},
+		spec{"capacity/the class's metrics start at zero and go with it", classMetrics},
+		spec{"capacity/a class moved to other ranges keeps its addresses", shrinking},
 	)
 	for _, f := range []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.Dual} {
 		out = append(out, spec{"association/" + string(f), func(t *testing.T, g *WithT, s *suite) { association(t, g, s, f) }})

@@ -22,7 +22,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -164,26 +163,26 @@ func number(obj map[string]any, path ...string) int64 {
 	return v
 }
 
+// TestShrinkingAClassKeepsItsAddresses: what MetalLB makes of a class
+// moved to other ranges (the contract's "a class moved to other ranges
+// keeps its addresses" checks the rest): its pool keeps the address as a
+// /32 beside the new range, a placeholder still holds it, and
+// avoidBuggyIPs, which only the old parameters set, leaves the count.
 func TestShrinkingAClassKeepsItsAddresses(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	ns, class, _, addr := mt.ClaimedAndHeld(t, g)
+	_, class, _, addr := mt.ClaimedAndHeld(t, g)
 	other, _ := mt.FreshRange()
 	g.Eventually(totals(g, class), mt.Timeout, mt.Tick).Should(Equal("capacity 15, used 1, available 14"),
 		"a /28 without its .0 (avoidBuggyIPs), one address used")
 
 	mt.SetParameters(g, class, `{"addresses": ["`+other+`"]}`)
 
-	g.Eventually(mt.ClassCondition(g, class), mt.Timeout, mt.Tick).Should(And(HavePrefix("True AddressesOutsideRange"), ContainSubstring(addr.Address)))
 	g.Eventually(totals(g, class), mt.Timeout, mt.Tick).Should(Equal("capacity 16, used 1, available 16"),
 		"a whole /28 now (no avoidBuggyIPs), and the address kept outside it takes nothing from it")
-	g.Expect(strs(mt.Rendered("IPAddressPool", class)().Object, "spec", "addresses")).To(ConsistOf(other, addr.Address+"/32"))
-	g.Consistently(mt.Kit.StateOfAddress(g, addr.Name), 2*time.Second, mt.Tick).Should(HaveField("Phase", v1alpha1.AddressBound))
+	g.Eventually(func() []string { return strs(mt.Rendered("IPAddressPool", class)().Object, "spec", "addresses") }, mt.Timeout, mt.Tick).
+		Should(ConsistOf(other, addr.Address+"/32"))
 	mt.HeldByPlaceholder(g, addr.Address)
-
-	// Attaching it still works.
-	mt.Kit.Create(g, b.Service(ns, "web", b.ForClaim("web")))
-	g.Eventually(mt.IngressOf(g, ns, "web"), mt.Timeout, mt.Tick).Should(Equal([]string{addr.Address}))
 }
 
 // totals reads the totals of a class's status.capacity, used and available.
