@@ -18,10 +18,7 @@ package driver
 
 import (
 	"math"
-	"net/netip"
-	"slices"
 
-	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/ipaddr"
 )
 
@@ -47,87 +44,10 @@ func CountRanges(ranges []ipaddr.Range, size func(ipaddr.Range) int64) Counts {
 // Total is the sum over the families.
 func (c Counts) Total() int64 { return addSaturating(c.IPv4, c.IPv6) }
 
-// countAddrs counts ips by family.
-func countAddrs(ips []netip.Addr) Counts {
-	var c Counts
-	for _, ip := range ips {
-		if ip.Is4() {
-			c.IPv4++
-		} else {
-			c.IPv6++
-		}
-	}
-	return c
-}
-
-func (c Counts) of(f v1alpha1.IPFamily) int64 {
-	if f == v1alpha1.IPv4 {
-		return c.IPv4
-	}
-	return c.IPv6
-}
-
 // addSaturating adds two counts, neither negative.
 func addSaturating(a, b int64) int64 {
 	if a > math.MaxInt64-b {
 		return math.MaxInt64
 	}
 	return a + b
-}
-
-// countsOf reads a count the driver wrote back, nil for none.
-func countsOf(c *v1alpha1.AddressCounts) *Counts {
-	if c == nil {
-		return nil
-	}
-	out := &Counts{}
-	if c.IPv4 != nil {
-		out.IPv4 = *c.IPv4
-	}
-	if c.IPv6 != nil {
-		out.IPv6 = *c.IPv6
-	}
-	return out
-}
-
-// classCounts derives a class's status.capacity, used and available. served
-// are the families the class's ranges serve and capacity what they offer
-// (nil while nothing was ever rendered: no capacity, nothing available is
-// known); used counts the class's addresses and outside those of them
-// outside its ranges, which take nothing from the ranges. A family appears
-// when the class serves it or has an address of it.
-func classCounts(served []v1alpha1.IPFamily, capacity *Counts, used, outside Counts) (capacityOut, usedOut, availableOut *v1alpha1.AddressCounts) {
-	var families []v1alpha1.IPFamily
-	for _, f := range []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6} {
-		if slices.Contains(served, f) || used.of(f) > 0 {
-			families = append(families, f)
-		}
-	}
-	usedOut = perFamily(families, used.of)
-	if capacity == nil {
-		return nil, usedOut, nil
-	}
-	available := func(f v1alpha1.IPFamily) int64 {
-		offered := capacity.of(f)
-		if offered == math.MaxInt64 {
-			return offered // "at least that many" stays so
-		}
-		return max(0, offered-(used.of(f)-outside.of(f)))
-	}
-	return perFamily(families, capacity.of), usedOut, perFamily(families, available)
-}
-
-// perFamily is count's AddressCounts over families.
-func perFamily(families []v1alpha1.IPFamily, count func(v1alpha1.IPFamily) int64) *v1alpha1.AddressCounts {
-	out := &v1alpha1.AddressCounts{}
-	for _, f := range families {
-		n := count(f)
-		out.Total = addSaturating(out.Total, n)
-		if f == v1alpha1.IPv4 {
-			out.IPv4 = &n
-		} else {
-			out.IPv6 = &n
-		}
-	}
-	return out
 }

@@ -14,16 +14,18 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package driver holds the backend-agnostic half of an address driver: it
-// serves the claims the core stamps with the driver's provisioner, records
-// what the backend reserves as pre-bound IPAddress objects, keeps every
-// address held by the backend while no workload carries it, associates
-// addresses with the Services that name their claim, detects Services that
-// hold an address they are not entitled to, and tears backend state down
-// before an address it created goes.
+// Package driver is the seam between the driver framework and a backend:
+// the Backend interface a backend implements (six methods), the optional
+// capabilities the framework discovers by type assertion, the types they
+// exchange, the reasons of the conditions the driver writes, and what every
+// backend shares: the options and flags of a driver's binary, the Gate's
+// parking, the counting of ranges and the reading of an address's binding.
+// All of it is in seam.go but for those shared helpers.
 //
-// Everything backend-shaped sits behind the Backend interface; the MetalLB
-// implementation lives in internal/driver/metallb. This package must not
-// import a backend, nor internal/core: it talks to the core only through the
-// API objects.
+// The framework's controllers, which do everything that does not depend on
+// the backend, are in internal/driver/controllers; a backend registers
+// them with controllers.Setup. The backends are internal/driver/metallb and
+// internal/driver/cilium; internal/driver/drivertest is the contract they
+// pass. This package imports no backend and not internal/core: the driver
+// talks to the core only through the API objects.
 package driver

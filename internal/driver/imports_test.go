@@ -26,7 +26,7 @@ import (
 const driverPkg = "github.com/cozystack/address-controller/internal/driver"
 
 // backendOf names the backend a package of the driver tree belongs to, or ""
-// for the framework (the driver package, drivertest, placeholder, importer,
+// for the framework (the driver package, controllers, drivertest, placeholder, importer,
 // and classparams, the class parameters every backend reads alike).
 func backendOf(pkg string) string {
 	rest, ok := strings.CutPrefix(pkg, driverPkg+"/")
@@ -34,7 +34,7 @@ func backendOf(pkg string) string {
 		return ""
 	}
 	first, _, _ := strings.Cut(rest, "/")
-	if first == "drivertest" || first == "placeholder" || first == "importer" || first == "classparams" {
+	if first == "controllers" || first == "drivertest" || first == "placeholder" || first == "importer" || first == "classparams" {
 		return ""
 	}
 	return first

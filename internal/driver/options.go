@@ -155,3 +155,7 @@ func trimService(obj any) (any, error) {
 	s.Spec = spec
 	return s, nil
 }
+
+// IndexServiceByIngressIP indexes the driver's cache of Services by the IPs
+// their load balancer reports; a backend may look Services up through it.
+const IndexServiceByIngressIP = "driver.serviceByIngressIP"

@@ -129,21 +129,6 @@ type Holder interface {
 	IsHolder(svc *corev1.Service, a *v1alpha1.IPAddress) bool
 }
 
-// unhold asks b, if it is a Holder, to make way for a workload; a backend
-// without holds has nothing in the way.
-func unhold(ctx context.Context, b Backend, a *v1alpha1.IPAddress) (bool, error) {
-	if h, ok := b.(Holder); ok {
-		return h.Unhold(ctx, a)
-	}
-	return true, nil
-}
-
-// isHolder asks b, if it is a Holder, whether svc is a's hold.
-func isHolder(b Backend, svc *corev1.Service, a *v1alpha1.IPAddress) bool {
-	h, ok := b.(Holder)
-	return ok && h.IsHolder(svc, a)
-}
-
 // Releaser is what a backend implements when a Service it told to let go
 // of its addresses may still report them for a while (its pin withdrawn,
 // or an allocation placeholder giving back an address it was offered).
@@ -155,12 +140,6 @@ type Releaser interface {
 	// them, and is no thief. The answer must rest on something a tenant
 	// cannot forge.
 	Releasing(svc *corev1.Service) bool
-}
-
-// releasing asks b, if it is a Releaser, whether svc is letting go.
-func releasing(b Backend, svc *corev1.Service) bool {
-	r, ok := b.(Releaser)
-	return ok && r.Releasing(svc)
 }
 
 // Watcher is what a backend implements when its own objects' changes must
@@ -214,7 +193,9 @@ func RetryToken(ctx context.Context) string {
 	return token
 }
 
-func withRetryToken(ctx context.Context, token string) context.Context {
+// WithRetryToken is ctx carrying token, for the framework to hand a
+// Retrier's Hold and Pin.
+func WithRetryToken(ctx context.Context, token string) context.Context {
 	return context.WithValue(ctx, retryKey{}, token)
 }
 

@@ -30,6 +30,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
+	"github.com/cozystack/address-controller/internal/driver/controllers"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	"github.com/cozystack/address-controller/internal/manager"
 )
@@ -104,7 +105,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	opts.Driver.Provisioner = b.Provisioner()
-	if err := driver.Setup(mgr, b, opts.Driver); err != nil {
+	if err := controllers.Setup(mgr, b, opts.Driver); err != nil {
 		return err
 	}
 	orphans := &placeholder.Orphans{Set: b.Set, Provisioner: b.Provisioner()}

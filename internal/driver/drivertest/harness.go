@@ -38,7 +38,7 @@ type Harness interface {
 	Provisioner() string
 
 	// StartDriver runs the backend's driver manager against cfg (its
-	// driver.Setup with its Backend, and any controller of the backend's
+	// controllers.Setup with its Backend, and any controller of the backend's
 	// own) until t ends or the manager is stopped. The suite calls it again
 	// to restart the driver after a stop, as after a crash. The backend's own
 	// allocator, if it has one (MetalLB's controller), is already running.

@@ -44,6 +44,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
+	"github.com/cozystack/address-controller/internal/driver/controllers"
 	"github.com/cozystack/address-controller/internal/driver/drivertest"
 	"github.com/cozystack/address-controller/internal/ipaddr"
 	"github.com/cozystack/address-controller/internal/manager"
@@ -97,7 +98,7 @@ func (h *referenceHarness) Provisioner() string { return referenceProvisioner }
 // books: the books are the allocator, which outlives the driver.
 func (h *referenceHarness) StartDriver(t *testing.T, cfg *rest.Config) *inprocess.Manager {
 	return inprocess.Start(t, cfg, func(mgr ctrl.Manager) error {
-		return driver.Setup(mgr, &reference{Client: mgr.GetClient(), books: h.books, releasing: map[types.UID]bool{}},
+		return controllers.Setup(mgr, &reference{Client: mgr.GetClient(), books: h.books, releasing: map[types.UID]bool{}},
 			driver.Options{Provisioner: referenceProvisioner, Concurrency: 4})
 	})
 }

@@ -37,6 +37,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
+	"github.com/cozystack/address-controller/internal/driver/controllers"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	"github.com/cozystack/address-controller/internal/manager"
@@ -156,7 +157,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	opts.Driver.Provisioner = b.Provisioner()
-	if err := driver.Setup(mgr, b, opts.Driver); err != nil {
+	if err := controllers.Setup(mgr, b, opts.Driver); err != nil {
 		return err
 	}
 	// The leader asks once at its start, so that the readiness metric

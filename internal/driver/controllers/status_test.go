@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package driver
+package controllers
 
 import (
 	"context"
@@ -28,12 +28,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	b "github.com/cozystack/address-controller/test/builder"
 )
 
 // stubBackend answers only the questions entitled asks (a Holder, so that
 // its holds count); the pure functions under test never reach the rest.
-type stubBackend struct{ Backend }
+type stubBackend struct{ driver.Backend }
 
 func (stubBackend) IsHolder(svc *corev1.Service, _ *v1alpha1.IPAddress) bool {
 	return svc.Namespace == "holds"
@@ -94,31 +95,31 @@ func TestDriverStatus(t *testing.T) {
 		held, associated, conflict   metav1.ConditionStatus
 		heldReason, associatedReason string
 	}{
-		{"held, unattached", holdObservation{address: withPhase(v1alpha1.AddressBound, ref), hold: HoldState{Held: true}},
-			v1alpha1.AddressBound, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonHeld, ReasonNotAssociated},
+		{"held, unattached", holdObservation{address: withPhase(v1alpha1.AddressBound, ref), hold: driver.HoldState{Held: true}},
+			v1alpha1.AddressBound, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, driver.ReasonHeld, driver.ReasonNotAssociated},
 		{"hold pending", holdObservation{address: withPhase(v1alpha1.AddressBound, ref)},
-			v1alpha1.AddressBound, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse, ReasonHoldPending, ReasonNotAssociated},
+			v1alpha1.AddressBound, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse, driver.ReasonHoldPending, driver.ReasonNotAssociated},
 		{"carried after a gap handoff", holdObservation{address: withPhase(v1alpha1.AddressBound, ref), carrier: carrier, carried: true,
 			handoff: handoff{reason: "LocalTrafficPolicy", message: "why"}},
-			v1alpha1.AddressBound, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, ReasonNotHeld, ReasonGapHandoff},
+			v1alpha1.AddressBound, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, driver.ReasonNotHeld, driver.ReasonGapHandoff},
 		{"carried after a shared handoff", holdObservation{address: withPhase(v1alpha1.AddressBound, ref), carrier: carrier, carried: true,
 			handoff: handoff{shared: true}},
-			v1alpha1.AddressBound, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, ReasonNotHeld, ReasonSharedHandoff},
+			v1alpha1.AddressBound, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, driver.ReasonNotHeld, driver.ReasonSharedHandoff},
 		{"handing over, gap", holdObservation{address: withPhase(v1alpha1.AddressBound, ref), carrier: carrier},
-			v1alpha1.AddressBound, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, ReasonNotHeld, ReasonHandingOver},
+			v1alpha1.AddressBound, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, driver.ReasonNotHeld, driver.ReasonHandingOver},
 		{"handing over, shared: the hold still holds", holdObservation{address: withPhase(v1alpha1.AddressBound, ref), carrier: carrier,
-			handoff: handoff{shared: true}, hold: HoldState{Held: true}},
-			v1alpha1.AddressBound, metav1.ConditionTrue, metav1.ConditionTrue, metav1.ConditionFalse, ReasonHeld, ReasonHandingOver},
+			handoff: handoff{shared: true}, hold: driver.HoldState{Held: true}},
+			v1alpha1.AddressBound, metav1.ConditionTrue, metav1.ConditionTrue, metav1.ConditionFalse, driver.ReasonHeld, driver.ReasonHandingOver},
 		{"a thief: Conflict", holdObservation{address: withPhase(v1alpha1.AddressBound, ref), wrongful: []*corev1.Service{thief}},
-			v1alpha1.AddressConflict, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue, ReasonHoldPending, ReasonNotAssociated},
-		{"conflict over, bound: back to Bound", holdObservation{address: withPhase(v1alpha1.AddressConflict, ref), hold: HoldState{Held: true}},
-			v1alpha1.AddressBound, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonHeld, ReasonNotAssociated},
-		{"conflict over, unbound: back to Available", holdObservation{address: withPhase(v1alpha1.AddressConflict), hold: HoldState{Held: true}},
-			v1alpha1.AddressAvailable, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonHeld, ReasonNotAssociated},
-		{"outside every range: Lost", holdObservation{address: withPhase(v1alpha1.AddressBound, ref), hold: HoldState{Lost: true, Reason: ReasonBackendLost}},
-			v1alpha1.AddressLost, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse, ReasonBackendLost, ReasonNotAssociated},
-		{"the core's phases are left alone", holdObservation{address: withPhase(v1alpha1.AddressReleased, ref), hold: HoldState{Held: true}},
-			v1alpha1.AddressReleased, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonHeld, ReasonNotAssociated},
+			v1alpha1.AddressConflict, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue, driver.ReasonHoldPending, driver.ReasonNotAssociated},
+		{"conflict over, bound: back to Bound", holdObservation{address: withPhase(v1alpha1.AddressConflict, ref), hold: driver.HoldState{Held: true}},
+			v1alpha1.AddressBound, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, driver.ReasonHeld, driver.ReasonNotAssociated},
+		{"conflict over, unbound: back to Available", holdObservation{address: withPhase(v1alpha1.AddressConflict), hold: driver.HoldState{Held: true}},
+			v1alpha1.AddressAvailable, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, driver.ReasonHeld, driver.ReasonNotAssociated},
+		{"outside every range: Lost", holdObservation{address: withPhase(v1alpha1.AddressBound, ref), hold: driver.HoldState{Lost: true, Reason: driver.ReasonBackendLost}},
+			v1alpha1.AddressLost, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse, driver.ReasonBackendLost, driver.ReasonNotAssociated},
+		{"the core's phases are left alone", holdObservation{address: withPhase(v1alpha1.AddressReleased, ref), hold: driver.HoldState{Held: true}},
+			v1alpha1.AddressReleased, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, driver.ReasonHeld, driver.ReasonNotAssociated},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,8 +158,8 @@ func TestDriverStatusDropped(t *testing.T) {
 		}
 		return a
 	}
-	carried := metav1.Condition{Type: v1alpha1.ConditionAssociated, Status: metav1.ConditionTrue, Reason: ReasonGapHandoff}
-	handingOver := metav1.Condition{Type: v1alpha1.ConditionAssociated, Status: metav1.ConditionTrue, Reason: ReasonHandingOver}
+	carried := metav1.Condition{Type: v1alpha1.ConditionAssociated, Status: metav1.ConditionTrue, Reason: driver.ReasonGapHandoff}
+	handingOver := metav1.Condition{Type: v1alpha1.ConditionAssociated, Status: metav1.ConditionTrue, Reason: driver.ReasonHandingOver}
 	wasDropped := metav1.Condition{Type: v1alpha1.ConditionDropped, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonNoLongerReported}
 	cases := []struct {
 		name    string
@@ -168,7 +169,7 @@ func TestDriverStatusDropped(t *testing.T) {
 		{"carried, and still reported", holdObservation{address: with(carried), carrier: carrier, carried: true}, false},
 		{"carried, no longer reported", holdObservation{address: with(carried), carrier: carrier}, true},
 		{"carried by a shared handoff, no longer reported", holdObservation{address: with(metav1.Condition{Type: v1alpha1.ConditionAssociated,
-			Status: metav1.ConditionTrue, Reason: ReasonSharedHandoff}), carrier: carrier, handoff: handoff{shared: true}}, true},
+			Status: metav1.ConditionTrue, Reason: driver.ReasonSharedHandoff}), carrier: carrier, handoff: handoff{shared: true}}, true},
 		{"handing over, never reported yet", holdObservation{address: with(handingOver), carrier: carrier}, false},
 		{"dropped, still not reported", holdObservation{address: with(handingOver, wasDropped), carrier: carrier}, true},
 		{"dropped, reported again", holdObservation{address: with(handingOver, wasDropped), carrier: carrier, carried: true}, false},
@@ -200,7 +201,7 @@ func TestDriverStatusDropped(t *testing.T) {
 	dissociated(&a.Status, a.Generation, now)
 	g := NewWithT(t)
 	g.Expect(a.Status.AssociatedTo).To(BeNil())
-	g.Expect(meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionAssociated).Reason).To(Equal(ReasonNotAssociated))
+	g.Expect(meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionAssociated).Reason).To(Equal(driver.ReasonNotAssociated))
 	g.Expect(meta.IsStatusConditionTrue(a.Status.Conditions, v1alpha1.ConditionDropped)).To(BeFalse())
 	a.Status.AssociatedTo = &v1alpha1.WorkloadReference{Kind: "Service", Namespace: "tenant", Name: "b"}
 	st := driverStatus(holdObservation{address: a, carrier: b.Service("tenant", "b"), now: now})

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package driver
+package controllers
 
 import (
 	"net/netip"
@@ -24,6 +24,7 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/ipaddr"
 )
 
@@ -40,7 +41,7 @@ func TestRenderedRangesAnswerOnlyForTheRenderedClass(t *testing.T) {
 		t.Fatal(err)
 	}
 	inside, outside := netip.MustParseAddr("198.51.100.7"), netip.MustParseAddr("198.51.100.99")
-	rendered := RenderResult{Ranges: []ipaddr.Range{r}}
+	rendered := driver.RenderResult{Ranges: []ipaddr.Range{r}}
 	cases := []struct {
 		name   string
 		record func(*renderedRanges)
@@ -55,7 +56,7 @@ func TestRenderedRangesAnswerOnlyForTheRenderedClass(t *testing.T) {
 		{"another class of the same name", func(rr *renderedRanges) { rr.record(class("a", 1), rendered) }, class("b", 1), inside, false},
 		{"its parameters stopped rendering", func(rr *renderedRanges) {
 			rr.record(class("a", 1), rendered)
-			rr.record(class("a", 1), RenderResult{Problem: "bad"})
+			rr.record(class("a", 1), driver.RenderResult{Problem: "bad"})
 		}, class("a", 1), inside, false},
 		{"it went", func(rr *renderedRanges) {
 			rr.record(class("a", 1), rendered)

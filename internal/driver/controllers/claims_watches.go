@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package driver
+package controllers
 
 import (
 	"context"
@@ -28,12 +28,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // setupWithManager registers the claim controller, its watches and the
 // backend's extra ones on mgr.
-func (r *ClaimReconciler) setupWithManager(mgr ctrl.Manager, opts controller.Options, extra []Watch) error {
+func (r *ClaimReconciler) setupWithManager(mgr ctrl.Manager, opts controller.Options, extra []driver.Watch) error {
 	b := ctrl.NewControllerManagedBy(mgr).Named("claim").
 		For(&v1alpha1.IPAddressClaim{}, builder.WithPredicates(predicate.NewPredicateFuncs(r.stampedForUs))).
 		Watches(&v1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(claimOfAddress), builder.WithPredicates(changed(bindingOf))).

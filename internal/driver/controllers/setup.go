@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package driver
+package controllers
 
 import (
 	"context"
@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
@@ -40,17 +41,13 @@ const (
 	indexAddressByIP          = manager.IndexAddressByIP
 	indexAddressByClass       = manager.IndexAddressByClass
 	indexAddressByAssociation = "driver.addressByAssociation"
-	indexServiceByIngressIP   = IndexServiceByIngressIP
+	indexServiceByIngressIP   = driver.IndexServiceByIngressIP
 	indexServiceByClaim       = "driver.serviceByClaim"
 	indexPendingClaimByClass  = "driver.pendingClaimByClass"
 )
 
-// IndexServiceByIngressIP indexes Services by the IPs their load balancer
-// reports; a backend may look Services up through it.
-const IndexServiceByIngressIP = "driver.serviceByIngressIP"
-
 // Setup registers the driver's indexes and controllers for backend on mgr.
-func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
+func Setup(mgr ctrl.Manager, backend driver.Backend, opts driver.Options) error {
 	ctx := context.Background()
 	clk := opts.Clock
 	if clk == nil {
@@ -64,18 +61,18 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 		return fmt.Errorf("no provisioner named in the driver's options")
 	}
 	switch opts.Handoff {
-	case "", HandoffAuto, HandoffGap:
+	case "", driver.HandoffAuto, driver.HandoffGap:
 	default:
-		return fmt.Errorf("unknown handoff mode %q: want %s or %s", opts.Handoff, HandoffAuto, HandoffGap)
+		return fmt.Errorf("unknown handoff mode %q: want %s or %s", opts.Handoff, driver.HandoffAuto, driver.HandoffGap)
 	}
 	d := &base{Client: mgr.GetClient(), live: mgr.GetAPIReader(), backend: backend, provisioner: name,
 		recorder: mgr.GetEventRecorder(eventSource(name)), clock: clk, metrics: newMetrics(),
 		carrierFinalizer: v1alpha1.DriverCarrierFinalizer(name)}
-	if s, ok := backend.(Sharer); ok && opts.Handoff != HandoffGap {
+	if s, ok := backend.(driver.Sharer); ok && opts.Handoff != driver.HandoffGap {
 		d.sharer = s
 	}
-	d.retrier, _ = backend.(Retrier)
-	d.gate, _ = backend.(Gate)
+	d.retrier, _ = backend.(driver.Retrier)
+	d.gate, _ = backend.(driver.Gate)
 	if err := d.metrics.countAddresses(ctx, mgr); err != nil {
 		return err
 	}
@@ -84,8 +81,8 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 		return err
 	}
 	copts := controller.Options{MaxConcurrentReconciles: max(opts.Concurrency, 1)}
-	var w Watches
-	if watcher, ok := backend.(Watcher); ok {
+	var w driver.Watches
+	if watcher, ok := backend.(driver.Watcher); ok {
 		w = watcher.Watches()
 	}
 
@@ -104,7 +101,7 @@ func Setup(mgr ctrl.Manager, backend Backend, opts Options) error {
 	return nil
 }
 
-func addWatches(b *builder.Builder, ws []Watch) *builder.Builder {
+func addWatches(b *builder.Builder, ws []driver.Watch) *builder.Builder {
 	for _, w := range ws {
 		b = b.Watches(w.Object, w.Handler, builder.WithPredicates(w.Predicates...))
 	}
@@ -114,7 +111,7 @@ func addWatches(b *builder.Builder, ws []Watch) *builder.Builder {
 // parked completes a controller whose passes may change the backend: the
 // passes the backend's Gate turns away run again once it opens.
 func (d *base) parked(b *builder.Builder, r reconcile.Reconciler) error {
-	p := NewParking(d.backend)
+	p := driver.NewParking(d.backend)
 	if p != nil {
 		b = b.WatchesRawSource(p.Source())
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package driver
+package controllers
 
 import (
 	"context"
@@ -32,19 +32,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 )
 
 // Handoff modes, as metrics and events name them.
 const (
 	modeShared = "shared"
 	modeGap    = "gap"
-)
-
-// Reasons for which a handoff is a gap handoff.
-const (
-	ReasonGapForced      = "GapHandoffForced"
-	ReasonNoSharing      = "BackendCannotShare"
-	ReasonHandWrittenPin = "HandWrittenPin"
 )
 
 // handoff says how addresses move between their holds and a Service.
@@ -73,13 +67,13 @@ func (h handoff) mode() string {
 // handoffFor decides how svc takes and gives back addresses.
 func (d *base) handoffFor(svc *corev1.Service) handoff {
 	if d.sharer == nil {
-		if _, ok := d.backend.(Sharer); ok {
-			return handoff{reason: ReasonGapForced, message: "the driver runs with --handoff=gap"}
+		if _, ok := d.backend.(driver.Sharer); ok {
+			return handoff{reason: driver.ReasonGapForced, message: "the driver runs with --handoff=gap"}
 		}
-		return handoff{reason: ReasonNoSharing, message: "the backend cannot share an address between its hold and a workload"}
+		return handoff{reason: driver.ReasonNoSharing, message: "the backend cannot share an address between its hold and a workload"}
 	}
 	if pinned, byDriver := d.backend.PinnedTo(svc); len(pinned) > 0 && !byDriver {
-		return handoff{reason: ReasonHandWrittenPin, message: "the Service is pinned by hand, and the driver writes no pin of its own on it"}
+		return handoff{reason: driver.ReasonHandWrittenPin, message: "the Service is pinned by hand, and the driver writes no pin of its own on it"}
 	}
 	if ok, reason, msg := d.sharer.Shareable(svc); !ok {
 		return handoff{reason: reason, message: msg}
@@ -134,20 +128,20 @@ func (d *base) retrying(ctx context.Context, ips []netip.Addr) (context.Context,
 	if err != nil {
 		return ctx, err
 	}
-	return withRetryToken(ctx, token), nil
+	return driver.WithRetryToken(ctx, token), nil
 }
 
 // hold asks the backend to hold a, which records ip, for class.
-func (d *base) hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass, ip netip.Addr) (HoldState, error) {
+func (d *base) hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass, ip netip.Addr) (driver.HoldState, error) {
 	ctx, err := d.retrying(ctx, []netip.Addr{ip})
 	if err != nil {
-		return HoldState{}, err
+		return driver.HoldState{}, err
 	}
 	return d.backend.Hold(ctx, a, class)
 }
 
 // pin pins svc as p says.
-func (d *base) pin(ctx context.Context, svc *corev1.Service, p Pin) error {
+func (d *base) pin(ctx context.Context, svc *corev1.Service, p driver.Pin) error {
 	ctx, err := d.retrying(ctx, p.Addresses)
 	if err != nil {
 		return err
@@ -244,7 +238,7 @@ func (r *ServiceReconciler) associate(ctx context.Context, svc *corev1.Service, 
 	if r.pinnedAs(svc, want, "") {
 		return nil
 	}
-	return r.pin(ctx, svc, Pin{Addresses: want, Class: class})
+	return r.pin(ctx, svc, driver.Pin{Addresses: want, Class: class})
 }
 
 // associateShared pins svc into the holds' sharing, and lets the holds go
@@ -256,7 +250,7 @@ func (r *ServiceReconciler) associateShared(ctx context.Context, svc *corev1.Ser
 		return err
 	}
 	if !r.pinnedAs(svc, want, key) {
-		return r.pin(ctx, svc, Pin{Addresses: want, Class: class, SharingKey: key, Finalizer: r.carrierFinalizer})
+		return r.pin(ctx, svc, driver.Pin{Addresses: want, Class: class, SharingKey: key, Finalizer: r.carrierFinalizer})
 	}
 	if !carries(svc, want) {
 		return nil // the load balancer's report wakes this pass
@@ -377,7 +371,7 @@ func (d *base) holdReturnsFirst(svc *corev1.Service, a *v1alpha1.IPAddress) bool
 // Service being deleted, only the finalizer.
 func (d *base) letGo(ctx context.Context, svc *corev1.Service) error {
 	if svc.DeletionTimestamp == nil {
-		return d.backend.Pin(ctx, svc, Pin{Finalizer: d.carrierFinalizer})
+		return d.backend.Pin(ctx, svc, driver.Pin{Finalizer: d.carrierFinalizer})
 	}
 	return d.dropFinalizer(ctx, svc)
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package driver
+package controllers
 
 import (
 	"context"
@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/ipaddr"
 	"github.com/cozystack/address-controller/internal/manager"
 )
@@ -47,7 +48,7 @@ const usageBatch = time.Second
 
 // setupWithManager registers the class controller, its watches and the
 // backend's extra ones on mgr. A Gate does not park its passes.
-func (r *ClassReconciler) setupWithManager(mgr ctrl.Manager, opts controller.Options, extra []Watch) error {
+func (r *ClassReconciler) setupWithManager(mgr ctrl.Manager, opts controller.Options, extra []driver.Watch) error {
 	b := ctrl.NewControllerManagedBy(mgr).Named("class").
 		For(&v1alpha1.IPAddressClass{}, builder.WithPredicates(predicate.NewPredicateFuncs(r.servedByUs), notOnlyCounts())).
 		Watches(&v1alpha1.IPAddress{}, r.addressEvents()).
@@ -93,7 +94,7 @@ type rendering struct {
 	ranges     []ipaddr.Range
 }
 
-func (rr *renderedRanges) record(class *v1alpha1.IPAddressClass, res RenderResult) {
+func (rr *renderedRanges) record(class *v1alpha1.IPAddressClass, res driver.RenderResult) {
 	if res.Problem != "" {
 		rr.forget(class.Name)
 		return

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package driver
+package controllers
 
 import (
 	"context"
@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
@@ -38,19 +39,19 @@ type base struct {
 	client.Client
 	// live reads from the API server, past the cache.
 	live        client.Reader
-	backend     Backend
+	backend     driver.Backend
 	provisioner string
 	recorder    recorder.EventRecorder
 	clock       clock.PassiveClock
 	metrics     *metrics
 	// sharer is the backend's shared handoff, nil where it has none or the
 	// gap handoff is forced.
-	sharer Sharer
+	sharer driver.Sharer
 	// retrier asks the backend again for a pin it refused; nil where the
 	// backend retries by itself.
-	retrier Retrier
+	retrier driver.Retrier
 	// gate says when the backend may be changed; nil where it always may.
-	gate Gate
+	gate driver.Gate
 	// carrierFinalizer keeps a Service that carries addresses by a shared
 	// handoff until the hold is back.
 	carrierFinalizer string
@@ -82,7 +83,7 @@ func (d *base) reporters(ctx context.Context, ip string) ([]*corev1.Service, err
 // waiting tells obj's owner, by an event, that the pass err ended on waits
 // for the backend's Gate (nothing when err is anything else).
 func (d *base) waiting(obj runtime.Object, action string, err error) {
-	if errors.Is(err, ErrNotReady) {
+	if errors.Is(err, driver.ErrNotReady) {
 		d.recorder.Eventf(obj, nil, corev1.EventTypeNormal, v1alpha1.EventWaitingForBackend, action,
 			"%v; this resumes by itself once the backend is ready", err)
 	}

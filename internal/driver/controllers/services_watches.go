@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package driver
+package controllers
 
 import (
 	"context"
@@ -29,12 +29,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // setupWithManager registers the Service controller, its watches and the
 // backend's extra ones on mgr.
-func (r *ServiceReconciler) setupWithManager(mgr ctrl.Manager, opts controller.Options, extra []Watch) error {
+func (r *ServiceReconciler) setupWithManager(mgr ctrl.Manager, opts controller.Options, extra []driver.Watch) error {
 	b := ctrl.NewControllerManagedBy(mgr).Named("service").
 		For(&corev1.Service{}, builder.WithPredicates(predicate.Or(predicate.AnnotationChangedPredicate{},
 			predicate.GenerationChangedPredicate{}, ingressChanged()))).

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package driver
+package controllers
 
 import (
 	"fmt"
@@ -26,25 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-)
-
-// Reasons of the driver's conditions on an address.
-const (
-	ReasonHeld        = "Held"
-	ReasonHoldPending = "HoldPending"
-	ReasonReclaiming  = "Reclaiming"
-	ReasonNotHeld     = "NotHeld"
-	// ReasonSharedHandoff: a workload carries the address, handed over by a
-	// shared handoff (the backend never counted it free).
-	ReasonSharedHandoff = "SharedHandoff"
-	// ReasonGapHandoff: a workload carries the address, handed over by a gap
-	// handoff; the message says why sharing was not possible.
-	ReasonGapHandoff    = "GapHandoff"
-	ReasonHandingOver   = "HandingOver"
-	ReasonNotAssociated = "NotAssociated"
-	ReasonHeldByOther   = "HeldByAnotherService"
-	ReasonNoConflict    = "NoConflict"
-	ReasonBackendLost   = "OutsideBackendRanges"
+	"github.com/cozystack/address-controller/internal/driver"
 )
 
 // Messages of the driver's conditions that two places write.
@@ -62,7 +44,7 @@ type holdObservation struct {
 	carried bool
 	// handoff is how the carrier takes the address.
 	handoff handoff
-	hold    HoldState
+	hold    driver.HoldState
 	// wrongful are Services holding the address without entitlement.
 	wrongful []*corev1.Service
 	now      metav1.Time
@@ -103,10 +85,10 @@ func driverStatus(o holdObservation) v1alpha1.IPAddressStatus {
 	}
 
 	if len(o.wrongful) > 0 {
-		cond(v1alpha1.ConditionConflict, true, ReasonHeldByOther, fmt.Sprintf("%s is held by %s, which is not associated with its claim",
+		cond(v1alpha1.ConditionConflict, true, driver.ReasonHeldByOther, fmt.Sprintf("%s is held by %s, which is not associated with its claim",
 			a.Spec.Address, serviceNames(o.wrongful)))
 	} else {
-		cond(v1alpha1.ConditionConflict, false, ReasonNoConflict, "No Service holds the address wrongfully")
+		cond(v1alpha1.ConditionConflict, false, driver.ReasonNoConflict, "No Service holds the address wrongfully")
 	}
 
 	how := "shared handoff: the hold kept the address until the Service reported it"
@@ -115,16 +97,16 @@ func driverStatus(o holdObservation) v1alpha1.IPAddressStatus {
 	}
 	switch {
 	case o.carrier != nil && o.carried:
-		reason := ReasonGapHandoff
+		reason := driver.ReasonGapHandoff
 		if o.handoff.shared {
-			reason = ReasonSharedHandoff
+			reason = driver.ReasonSharedHandoff
 		}
 		cond(v1alpha1.ConditionAssociated, true, reason, fmt.Sprintf("Carried by Service %s/%s; %s", o.carrier.Namespace, o.carrier.Name, how))
 	case o.carrier != nil:
-		cond(v1alpha1.ConditionAssociated, true, ReasonHandingOver,
+		cond(v1alpha1.ConditionAssociated, true, driver.ReasonHandingOver,
 			fmt.Sprintf("Associated with Service %s/%s; waiting for its load balancer to report the address; %s", o.carrier.Namespace, o.carrier.Name, how))
 	default:
-		cond(v1alpha1.ConditionAssociated, false, ReasonNotAssociated, msgNotAssociated)
+		cond(v1alpha1.ConditionAssociated, false, driver.ReasonNotAssociated, msgNotAssociated)
 	}
 
 	if dropped(o) {
@@ -136,11 +118,11 @@ func driverStatus(o holdObservation) v1alpha1.IPAddressStatus {
 	}
 
 	if o.carrier != nil && (o.carried || !o.handoff.shared) {
-		cond(v1alpha1.ConditionHeld, false, ReasonNotHeld, "A workload carries the address; the backend does not hold it separately")
+		cond(v1alpha1.ConditionHeld, false, driver.ReasonNotHeld, "A workload carries the address; the backend does not hold it separately")
 	} else {
 		reason := o.hold.Reason
 		if reason == "" {
-			reason = map[bool]string{true: ReasonHeld, false: ReasonHoldPending}[o.hold.Held]
+			reason = map[bool]string{true: driver.ReasonHeld, false: driver.ReasonHoldPending}[o.hold.Held]
 		}
 		cond(v1alpha1.ConditionHeld, o.hold.Held, reason, o.hold.Message)
 	}
@@ -171,7 +153,7 @@ func dissociated(st *v1alpha1.IPAddressStatus, gen int64, now metav1.Time) {
 	}
 	st.AssociatedTo = nil
 	for _, c := range []metav1.Condition{
-		{Type: v1alpha1.ConditionAssociated, Status: metav1.ConditionFalse, Reason: ReasonNotAssociated, Message: msgNotAssociated},
+		{Type: v1alpha1.ConditionAssociated, Status: metav1.ConditionFalse, Reason: driver.ReasonNotAssociated, Message: msgNotAssociated},
 		{Type: v1alpha1.ConditionDropped, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonNotDropped, Message: msgNotDropped},
 	} {
 		if meta.FindStatusCondition(st.Conditions, c.Type) == nil {
@@ -191,7 +173,7 @@ func dissociated(st *v1alpha1.IPAddressStatus, gen int64, now metav1.Time) {
 // associatedTo, so one of the two covers it throughout. A pass that read the
 // carrier before the removal and lists Services after it would otherwise
 // call the departing carrier a thief.
-func entitled(b Backend, svc *corev1.Service, a *v1alpha1.IPAddress, bindingLive bool) bool {
+func entitled(b driver.Backend, svc *corev1.Service, a *v1alpha1.IPAddress, bindingLive bool) bool {
 	if isHolder(b, svc, a) || releasing(b, svc) || isCarrier(a, svc) {
 		return true
 	}
@@ -218,5 +200,5 @@ func serviceNames(svcs []*corev1.Service) string {
 // isCarried reports whether an Associated reason says a workload carries the
 // address.
 func isCarried(reason string) bool {
-	return reason == ReasonSharedHandoff || reason == ReasonGapHandoff
+	return reason == driver.ReasonSharedHandoff || reason == driver.ReasonGapHandoff
 }

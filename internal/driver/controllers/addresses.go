@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package driver
+package controllers
 
 import (
 	"context"
@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
@@ -100,19 +101,19 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	case reclaiming:
 		// The core deletes the address as it reclaims the claim; a hold
 		// made now would only be torn down again a moment later.
-		obs.hold = HoldState{Reason: ReasonReclaiming,
+		obs.hold = driver.HoldState{Reason: driver.ReasonReclaiming,
 			Message: "Its claim is being deleted and its reclaimPolicy is Delete: the address goes with the claim"}
 	case class != nil && ipErr == nil:
 		if obs.hold, err = r.hold(ctx, a, class, ip); err != nil {
 			return ctrl.Result{}, err
 		}
-		if !obs.hold.Held && !obs.hold.Lost && obs.hold.Reason == ReasonHoldPending {
+		if !obs.hold.Held && !obs.hold.Lost && obs.hold.Reason == driver.ReasonHoldPending {
 			if err := r.retry(ctx, a, nil, []netip.Addr{ip}, false); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
 	case class != nil:
-		obs.hold = HoldState{Reason: v1alpha1.ReasonInvalidAddress, Message: ipErr.Error()}
+		obs.hold = driver.HoldState{Reason: v1alpha1.ReasonInvalidAddress, Message: ipErr.Error()}
 	}
 	if awaitingCore(a) {
 		return ctrl.Result{}, nil
@@ -146,7 +147,7 @@ func (r *AddressReconciler) standAside(ctx context.Context, a *v1alpha1.IPAddres
 		return nil
 	}
 	obs := holdObservation{address: a, now: metav1.NewTime(r.clock.Now()),
-		hold: HoldState{Reason: v1alpha1.ReasonDuplicate, Message: "IPAddress " + first + " keeps this address; the driver holds nothing for this one"}}
+		hold: driver.HoldState{Reason: v1alpha1.ReasonDuplicate, Message: "IPAddress " + first + " keeps this address; the driver holds nothing for this one"}}
 	st := driverStatus(obs)
 	return r.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { *s = st })
 }
@@ -185,29 +186,7 @@ func mustIP(a *v1alpha1.IPAddress) netip.Addr {
 
 // binding reads the address's claim (see Binding).
 func (d *base) binding(ctx context.Context, a *v1alpha1.IPAddress) (live, reclaiming bool, err error) {
-	return Binding(ctx, d, a)
-}
-
-// Binding reads the address's claim through c. live: the address is bound
-// (claimRef with a UID) to a claim that exists, with that UID, and is not
-// being deleted. reclaiming: that claim is being deleted and the address's
-// policy is Delete, so the core is about to delete the address.
-func Binding(ctx context.Context, c client.Reader, a *v1alpha1.IPAddress) (live, reclaiming bool, err error) {
-	ref := a.Spec.ClaimRef
-	if ref == nil || ref.UID == "" {
-		return false, false, nil
-	}
-	claim := &v1alpha1.IPAddressClaim{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, claim); err != nil {
-		return false, false, client.IgnoreNotFound(err)
-	}
-	if claim.UID != ref.UID {
-		return false, false, nil
-	}
-	if claim.DeletionTimestamp != nil {
-		return false, a.Spec.ReclaimPolicy == v1alpha1.ReclaimDelete, nil
-	}
-	return true, false, nil
+	return driver.Binding(ctx, d, a)
 }
 
 // carrier returns the Service the address is associated with, if it still

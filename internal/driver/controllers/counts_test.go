@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package driver
+package controllers
 
 import (
 	"math"
@@ -24,6 +24,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/ipaddr"
 )
 
@@ -45,27 +46,27 @@ func TestClassCounts(t *testing.T) {
 	cases := []struct {
 		name                       string
 		served                     []v1alpha1.IPFamily
-		capacity                   *Counts
-		used, outside              Counts
+		capacity                   *driver.Counts
+		used, outside              driver.Counts
 		wantCap, wantUsed, wantAvl *v1alpha1.AddressCounts
 	}{
-		{"an empty IPv4 /28", v4, &Counts{IPv4: 16}, Counts{}, Counts{},
+		{"an empty IPv4 /28", v4, &driver.Counts{IPv4: 16}, driver.Counts{}, driver.Counts{},
 			counts(16, 16, -1), counts(0, 0, -1), counts(16, 16, -1)},
-		{"three addresses used", v4, &Counts{IPv4: 16}, Counts{IPv4: 3}, Counts{},
+		{"three addresses used", v4, &driver.Counts{IPv4: 16}, driver.Counts{IPv4: 3}, driver.Counts{},
 			counts(16, 16, -1), counts(3, 3, -1), counts(13, 13, -1)},
-		{"dual-stack, per family", both, &Counts{IPv4: 16, IPv6: 16}, Counts{IPv4: 2, IPv6: 1}, Counts{},
+		{"dual-stack, per family", both, &driver.Counts{IPv4: 16, IPv6: 16}, driver.Counts{IPv4: 2, IPv6: 1}, driver.Counts{},
 			counts(32, 16, 16), counts(3, 2, 1), counts(29, 14, 15)},
-		{"an address kept outside the ranges takes nothing from them", v4, &Counts{IPv4: 16}, Counts{IPv4: 3}, Counts{IPv4: 1},
+		{"an address kept outside the ranges takes nothing from them", v4, &driver.Counts{IPv4: 16}, driver.Counts{IPv4: 3}, driver.Counts{IPv4: 1},
 			counts(16, 16, -1), counts(3, 3, -1), counts(14, 14, -1)},
-		{"a full class has none available, never fewer", v4, &Counts{IPv4: 2}, Counts{IPv4: 3}, Counts{},
+		{"a full class has none available, never fewer", v4, &driver.Counts{IPv4: 2}, driver.Counts{IPv4: 3}, driver.Counts{},
 			counts(2, 2, -1), counts(3, 3, -1), counts(0, 0, -1)},
-		{"a family no longer served shows while it has addresses", v6, &Counts{IPv6: 16}, Counts{IPv4: 1, IPv6: 1}, Counts{IPv4: 1},
+		{"a family no longer served shows while it has addresses", v6, &driver.Counts{IPv6: 16}, driver.Counts{IPv4: 1, IPv6: 1}, driver.Counts{IPv4: 1},
 			counts(16, 0, 16), counts(2, 1, 1), counts(15, 0, 15)},
-		{"a range beyond an int64 stays at its ceiling", v6, &Counts{IPv6: huge}, Counts{IPv6: 5}, Counts{},
+		{"a range beyond an int64 stays at its ceiling", v6, &driver.Counts{IPv6: huge}, driver.Counts{IPv6: 5}, driver.Counts{},
 			counts(huge, -1, huge), counts(5, -1, 5), counts(huge, -1, huge)},
-		{"the total saturates", both, &Counts{IPv4: 16, IPv6: huge}, Counts{}, Counts{},
+		{"the total saturates", both, &driver.Counts{IPv4: 16, IPv6: huge}, driver.Counts{}, driver.Counts{},
 			counts(huge, 16, huge), counts(0, 0, 0), counts(huge, 16, huge)},
-		{"never rendered: only the count of addresses", nil, nil, Counts{IPv4: 2}, Counts{},
+		{"never rendered: only the count of addresses", nil, nil, driver.Counts{IPv4: 2}, driver.Counts{},
 			nil, counts(2, 2, -1), nil},
 	}
 	for _, tc := range cases {
@@ -87,14 +88,14 @@ func TestCountRanges(t *testing.T) {
 		return r
 	}
 	ranges := []ipaddr.Range{parse("198.51.100.0/28"), parse("203.0.113.10-203.0.113.12"), parse("2001:db8::/124")}
-	g.Expect(CountRanges(ranges, ipaddr.Range.Size)).To(Equal(Counts{IPv4: 19, IPv6: 16}))
-	g.Expect(CountRanges(ranges, func(r ipaddr.Range) int64 { return r.UsableSize(true) })).To(Equal(Counts{IPv4: 18, IPv6: 16}), "198.51.100.0 left out")
+	g.Expect(driver.CountRanges(ranges, ipaddr.Range.Size)).To(Equal(driver.Counts{IPv4: 19, IPv6: 16}))
+	g.Expect(driver.CountRanges(ranges, func(r ipaddr.Range) int64 { return r.UsableSize(true) })).To(Equal(driver.Counts{IPv4: 18, IPv6: 16}), "198.51.100.0 left out")
 
 	wide := append(ranges, parse("2001:db8:1::/64"), parse("2001:db8:2::/64"))
-	g.Expect(CountRanges(wide, ipaddr.Range.Size)).To(Equal(Counts{IPv4: 19, IPv6: math.MaxInt64}))
-	g.Expect(Counts{IPv4: 19, IPv6: math.MaxInt64}.Total()).To(Equal(int64(math.MaxInt64)))
-	g.Expect(countsOf(counts(19, 3, 16))).To(Equal(&Counts{IPv4: 3, IPv6: 16}))
+	g.Expect(driver.CountRanges(wide, ipaddr.Range.Size)).To(Equal(driver.Counts{IPv4: 19, IPv6: math.MaxInt64}))
+	g.Expect(driver.Counts{IPv4: 19, IPv6: math.MaxInt64}.Total()).To(Equal(int64(math.MaxInt64)))
+	g.Expect(countsOf(counts(19, 3, 16))).To(Equal(&driver.Counts{IPv4: 3, IPv6: 16}))
 	g.Expect(countsOf(nil)).To(BeNil())
 	ips := []netip.Addr{netip.MustParseAddr("198.51.100.1"), netip.MustParseAddr("2001:db8::1"), netip.MustParseAddr("198.51.100.2")}
-	g.Expect(countAddrs(ips)).To(Equal(Counts{IPv4: 2, IPv6: 1}))
+	g.Expect(countAddrs(ips)).To(Equal(driver.Counts{IPv4: 2, IPv6: 1}))
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package driver
+package controllers
 
 import (
 	"context"
@@ -30,13 +30,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/manager"
-)
-
-// Reasons of a class's Rendered condition.
-const (
-	ReasonRendered     = "Rendered"
-	ReasonOutsideRange = "AddressesOutsideRange"
 )
 
 // ClassReconciler renders each class this driver serves into backend
@@ -93,7 +88,7 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	r.metrics.classRendered(class.Name)
 
-	cond := metav1.Condition{Type: v1alpha1.ConditionRendered, Status: metav1.ConditionTrue, Reason: ReasonRendered,
+	cond := metav1.Condition{Type: v1alpha1.ConditionRendered, Status: metav1.ConditionTrue, Reason: driver.ReasonRendered,
 		ObservedGeneration: class.Generation, LastTransitionTime: metav1.NewTime(r.clock.Now()),
 		Message: fmt.Sprintf("Rendered; %d addresses in range", res.Capacity.Total())}
 	switch {
@@ -102,7 +97,7 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	case res.Unusable != "":
 		cond.Reason, cond.Message = res.UnusableReason, "Rendered, but "+res.Unusable
 	case len(res.Outside) > 0:
-		cond.Reason = ReasonOutsideRange
+		cond.Reason = driver.ReasonOutsideRange
 		cond.Message = fmt.Sprintf("Rendered; addresses still in use outside the class's ranges are kept: %s", joinAddrs(res.Outside))
 	}
 	// A copy: setting the condition changes the one in the slice in place.
