@@ -47,14 +47,14 @@ func TestChartRolesAreGeneratedFromTheMarkers(t *testing.T) {
 		{chart: coreChart, role: "address-controller-manager", paths: "./internal/core/...",
 			defaults: strings.NewReplacer()},
 		{chart: driverChart, role: "metallb-iad-manager",
-			paths: "./internal/driver;./internal/driver/placeholder;./internal/driver/metallb/...",
+			paths: "./internal/driver;./internal/driver/controllers;./internal/driver/placeholder;./internal/driver/metallb/...",
 			defaults: strings.NewReplacer(
 				`  namespace: {{ include "metallb-iad.placeholderNamespace" . }}`+"\n", "  namespace: system\n",
 				"  namespace: {{ .Values.metallbNamespace }}\n", "  namespace: metallb-system\n",
 			),
 			foreign: []string{"cilium.io"}},
 		{chart: ciliumChart, role: "cilium-iad-manager",
-			paths: "./internal/driver;./internal/driver/placeholder;./internal/driver/cilium/...",
+			paths: "./internal/driver;./internal/driver/controllers;./internal/driver/placeholder;./internal/driver/cilium/...",
 			defaults: strings.NewReplacer(
 				`  namespace: {{ include "cilium-iad.placeholderNamespace" . }}`+"\n", "  namespace: system\n",
 			),

@@ -42,7 +42,7 @@ limitations under the License.
 // Bound, another driver's, carried by another Service, of other families,
 // a Service of another type; reported once, with no address and no pin);
 // re-targeting (a Pending claim moved to another class is provisioned
-// there, its old request withdrawn); conflict (a Service another load
+// there, its old request withdrawn; one deleted withdraws its request); conflict (a Service another load
 // balancer gives a bound address turns it Conflict, also when it came
 // while the driver was down and carries the labels of a hold; with
 // HandPinner, a hand pin on a held address is refused); duplicate (an

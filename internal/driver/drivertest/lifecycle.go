@@ -64,6 +64,27 @@ func retarget(t *testing.T, g *WithT, s *suite) {
 	g.Expect(ips(s.bound(g, ns, "third"))).To(Equal(ips(first)), "no request of the moved claim took the old class's address")
 }
 
+// pendingDeleted: a claim waiting on a full class is deleted; its request
+// to the class is withdrawn with it: once the class's only address frees,
+// a new claim gets it, and the backend keeps nothing for the deleted one.
+func pendingDeleted(t *testing.T, g *WithT, s *suite) {
+	ns := s.kit.Namespace(t)
+	v4, _ := s.h.Ranges()
+	full := s.class(t, g, v1alpha1.ReclaimDelete, smaller(v4, 32, 1))
+	s.claim(g, ns, "first", full, v1alpha1.IPv4)
+	first := s.bound(g, ns, "first")
+	s.claim(g, ns, "web", full, v1alpha1.IPv4)
+	g.Eventually(s.kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Reason", v1alpha1.ReasonWaitingForProvisioning))
+	g.Consistently(s.kit.StateOfClaim(g, ns, "web"), time.Second, tick).Should(HaveField("Reason", v1alpha1.ReasonWaitingForProvisioning))
+
+	g.Expect(s.c.Delete(context.Background(), b.Claim(ns, "web"))).To(Succeed())
+	g.Eventually(s.kit.Gone(b.Claim(ns, "web")), timeout, tick).Should(BeTrue())
+	g.Expect(s.c.Delete(context.Background(), b.Claim(ns, "first"))).To(Succeed())
+	g.Eventually(s.kit.Gone(b.Address(first[0].Name, "", "")), timeout, tick).Should(BeTrue())
+	s.claim(g, ns, "third", full, v1alpha1.IPv4)
+	g.Expect(ips(s.bound(g, ns, "third"))).To(Equal(ips(first)), "no request of the deleted claim took the class's address")
+}
+
 // adoption follows the adoption procedure of the operating manual: a
 // Service pinned by hand to an address of a class keeps it throughout
 // while an admin records the address for a claim naming it and the Service

@@ -59,6 +59,7 @@ func specs(h Harness) []spec {
 	out = append(out,
 		spec{"refusal/every request the driver cannot honour", func(t *testing.T, g *WithT, s *suite) { refusals(t, g, s, hand) }},
 		spec{"re-targeting/a Pending claim moves to another class", retarget},
+		spec{"re-targeting/a Pending claim deleted withdraws its request", pendingDeleted},
 		spec{"conflict/another load balancer reports the address", conflictOtherLoadBalancer},
 		spec{"conflict/a theft while the driver is down", theftWhileDown},
 		spec{"duplicate/an admin's copy of a recorded address", duplicate},
