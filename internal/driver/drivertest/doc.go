@@ -38,8 +38,9 @@ limitations under the License.
 // association (a Service naming a claim reports exactly its addresses, a
 // plain Service none; they go back to the backend once it stops naming it
 // or goes, and come to the next Service naming it); refusal (every request
-// the driver cannot honour: a claim of another namespace, missing, not
-// Bound, another driver's, carried by another Service, of other families,
+// the driver cannot honour: a claim of another namespace, missing (or
+// named as no claim can be), with no class resolved, not Bound, another
+// driver's, carried by another Service, of other families,
 // a Service of another type; reported once, with no address and no pin);
 // re-targeting (a Pending claim moved to another class is provisioned
 // there, its old request withdrawn; one deleted withdraws its request); conflict (a Service another load

@@ -37,9 +37,10 @@ import (
 const foreignProvisioner = "other.drivers.local.sdn.cozystack.io"
 
 // refusals: a Service asking for what the driver cannot give it (a claim of
-// another namespace, a missing one, one not Bound, one another driver
-// serves, one another Service carries, a Dual claim for a single-stack
-// Service; any claim for a Service that is no LoadBalancer; with
+// another namespace, a missing one (or a name no claim can have, or one
+// with a trailing space), one with no class resolved, one not Bound, one
+// another driver serves, one another Service carries, a Dual claim for a
+// single-stack Service; any claim for a Service that is no LoadBalancer; with
 // HandPinner, a claim for a Service an admin pinned by hand to another
 // address) is refused with a Warning AssociationRefused that says why, gets
 // no address and no pin of the driver's, and leaves the carrier with its
@@ -53,6 +54,7 @@ func refusals(t *testing.T, g *WithT, s *suite, hand HandPinner) {
 	s.claim(g, ns, "web", class, v1alpha1.IPv4)
 	s.claim(g, ns, "dual", class, v1alpha1.Dual)
 	s.kit.Create(g, b.Claim(ns, "pending", b.OfClass(class), b.Named("ip-does-not-exist")))
+	s.kit.Create(g, b.Claim(ns, "unresolved", b.OfClass(class+"-missing")))
 	s.kit.Make(t, g, b.Class(foreign, foreignProvisioner), b.Claim(ns, "foreign", b.OfClass(foreign)))
 	web := s.bound(g, ns, "web")
 	s.held(g, web)
@@ -69,6 +71,9 @@ func refusals(t *testing.T, g *WithT, s *suite, hand HandPinner) {
 	}{
 		{b.Service(other, "elsewhere", b.ForClaim("web")), "IPAddressClaim web not found in namespace " + other},
 		{b.Service(ns, "missing", b.ForClaim("nope")), "IPAddressClaim nope not found in namespace " + ns},
+		{b.Service(ns, "bad-name", b.ForClaim("Not_A_Name")), "IPAddressClaim Not_A_Name not found"},
+		{b.Service(ns, "with-space", b.ForClaim("web ")), "IPAddressClaim web  not found"},
+		{b.Service(ns, "unresolved", b.ForClaim("unresolved")), "IPAddressClaim unresolved has no class resolved yet"},
 		{b.Service(ns, "unbound", b.ForClaim("pending")), "IPAddressClaim pending is not Bound (phase Pending)"},
 		{b.Service(ns, "foreign", b.ForClaim("foreign")), "IPAddressClaim foreign is served by " + foreignProvisioner},
 		{b.Service(ns, "second", b.ForClaim("web")), "IPAddressClaim web is already carried by Service " + ns + "/carrier"},
