@@ -83,9 +83,9 @@ func (r *ClassReconciler) addressEvents() handler.EventHandler {
 }
 
 // renderedRanges are the ranges of each class's last rendering, by name,
-// UID and generation: the answer to whether an address lies inside a class's ranges
-// without decoding its parameters again. A class not rendered at its
-// current generation has no answer, and its addresses wake it at once.
+// UID and generation: the answer to whether an address lies inside a
+// class's ranges without decoding its parameters again. A class not
+// rendered as it now is has no answer, and its addresses wake it at once.
 type renderedRanges struct{ m sync.Map }
 
 type rendering struct {
@@ -104,8 +104,8 @@ func (rr *renderedRanges) record(class *v1alpha1.IPAddressClass, res driver.Rend
 
 func (rr *renderedRanges) forget(class string) { rr.m.Delete(class) }
 
-// covers says whether class's last rendering, at its current generation,
-// has ip inside its ranges.
+// covers says whether class's last rendering, of this very class (its UID)
+// at its current generation, has ip inside its ranges.
 func (rr *renderedRanges) covers(class *v1alpha1.IPAddressClass, ip netip.Addr) bool {
 	v, ok := rr.m.Load(class.Name)
 	if !ok || v.(rendering).uid != class.UID || v.(rendering).generation != class.Generation {
