@@ -42,7 +42,7 @@ import (
 const (
 	// settleBound is how long a state a pass or MetalLB must end may last
 	// once its parties can act: the driver's own bound for MetalLB to
-	// answer (unansweredAfter in internal/driver/metallb/liveness.go, one
+	// answer (catchup.Patience in internal/driver/metallb/catchup, one
 	// minute: beyond it the driver itself takes MetalLB for not handling
 	// Services) and the convergence target (60 s).
 	settleBound = time.Minute

@@ -261,6 +261,7 @@ func TestRenderedManager(t *testing.T) {
 		chart: driverChart, manager: "metallb-iad",
 		args: []string{
 			"--placeholder-namespace=" + ns, "--metallb-namespace=metallb-system",
+			"--metallb-controller-selector=app.kubernetes.io/name=metallb,app.kubernetes.io/component=controller",
 			"--leader-elect", "--leader-election-namespace=" + ns,
 			"--metrics-bind-address=:8443", "--health-probe-bind-address=:8081", "--zap-log-level=info",
 		},
@@ -420,6 +421,15 @@ func TestRenderedManager(t *testing.T) {
 		g := NewWithT(t)
 		objs := render(t, driverChart, driverChart, ns, "--set", "metallbNamespace=metallb")
 		g.Expect(managerContainer(g, deployment(g, objs))).To(HaveKeyWithValue("args", ContainElement("--metallb-namespace=metallb")))
+	})
+
+	t.Run("metallb-iad passes the selector of MetalLB's controller Pods, and refuses an empty one", func(t *testing.T) {
+		g := NewWithT(t)
+		objs := render(t, driverChart, driverChart, ns, "--set", "metallbControllerSelector=app=metallb\\,component=controller")
+		g.Expect(managerContainer(g, deployment(g, objs))).To(HaveKeyWithValue("args",
+			ContainElement("--metallb-controller-selector=app=metallb,component=controller")))
+		out, err := runHelm(t, "template", driverChart, chartDir(t, driverChart), "--namespace", ns, "--set", "metallbControllerSelector=")
+		g.Expect(err).To(MatchError(ContainSubstring("metallbControllerSelector")), out)
 	})
 }
 

@@ -24,13 +24,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
-	crmanager "sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -38,6 +37,7 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/controllers"
+	"github.com/cozystack/address-controller/internal/driver/metallb/catchup"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	"github.com/cozystack/address-controller/internal/manager"
@@ -53,10 +53,14 @@ type Options struct {
 	MetalLBNamespace string
 	// Driver tunes the backend-agnostic controllers.
 	Driver driver.Options
+	// MetalLBController selects MetalLB's controller Pods in its namespace,
+	// whose start is the driver's direct signal that MetalLB catches up
+	// (package catchup); nil means catchup.DefaultControllerSelector.
+	MetalLBController labels.Selector
 	// TrustMetalLBFor is how long the driver trusts MetalLB's prompt answer
 	// that it handles single Service events before asking again, where no
-	// pool has enough assigned addresses for a start of MetalLB to show in
-	// its status (see liveness); 0 means 5 minutes.
+	// start of MetalLB could show (no controller Pod, no pool big enough);
+	// 0 means catchup.DefaultTrust.
 	TrustMetalLBFor time.Duration
 	// TrustMetalLBAlways keeps the gate open from the start, whatever the
 	// driver sees. Not a flag: tests set it to act out what a driver does
@@ -69,6 +73,16 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.PlaceholderNamespace, "placeholder-namespace", "metallb-iad-system",
 		"Namespace of the placeholder Services; tenants must not be able to write to it.")
 	o.BindImportFlags(fs)
+	o.MetalLBController = defaultController
+	fs.Func("metallb-controller-selector", "Label selector of MetalLB's controller Pods in its namespace, whose starts the driver watches (default \""+
+		catchup.DefaultControllerSelector+"\"; MetalLB's plain manifests label them app=metallb,component=controller).", func(v string) error {
+		sel, err := labels.Parse(v)
+		if err == nil && sel.Empty() {
+			err = fmt.Errorf("an empty selector would take the speakers' starts for the controller's")
+		}
+		o.MetalLBController = sel
+		return err
+	})
 	o.Driver.BindFlags(fs)
 }
 
@@ -86,6 +100,23 @@ func (o *Options) ManagerOptions(opts *ctrl.Options) {
 	for _, obj := range metallbObjects() {
 		opts.Cache.ByObject[obj] = cache.ByObject{Namespaces: map[string]cache.Config{o.MetalLBNamespace: {}}}
 	}
+	o.signals().CacheOptions(&opts.Cache)
+}
+
+var defaultController = func() labels.Selector {
+	sel, err := labels.Parse(catchup.DefaultControllerSelector)
+	if err != nil {
+		panic(err)
+	}
+	return sel
+}()
+
+func (o *Options) signals() catchup.Signals {
+	sel := o.MetalLBController
+	if sel == nil {
+		sel = defaultController
+	}
+	return catchup.Signals{ProbeNamespace: o.PlaceholderNamespace, MetalLBNamespace: o.MetalLBNamespace, Controller: sel}
 }
 
 func metallbObjects() []client.Object {
@@ -128,8 +159,9 @@ type Backend struct {
 	contests contests
 	secret   *placeholder.Secret
 	recorder recorder.EventRecorder
-	// live is the gate: Client fails writes to Services while it is shut.
-	live *liveness
+	// gate is MetalLB's catch-up: Client fails writes to Services while
+	// it is shut.
+	*catchup.Gate
 }
 
 // Setup registers the MetalLB driver on mgr.
@@ -139,15 +171,15 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	ctx := context.Background()
 	m := newMetrics()
-	live := newLiveness(mgr.GetClient(), opts.PlaceholderNamespace, opts.TrustMetalLBFor, m)
+	gate := catchup.New(mgr.GetClient(), opts.PlaceholderNamespace, opts.TrustMetalLBFor)
 	if opts.TrustMetalLBAlways {
-		live.trustAlways()
+		gate.TrustAlways()
 	}
-	gated := gatedClient{Client: mgr.GetClient(), gate: live}
+	gated := gate.Client(mgr.GetClient())
 	set := &placeholder.Set{Client: gated, Namespace: opts.PlaceholderNamespace,
 		Labels: map[string]string{params.LabelManagedBy: params.ManagedByValue},
 		Pin:    annotationLoadBalancerIPs, Allocator: "MetalLB"}
-	b := &Backend{Client: gated, live: live, opts: opts, metrics: m, Holds: placeholder.Holds{Set: set},
+	b := &Backend{Client: gated, Gate: gate, opts: opts, metrics: m, Holds: placeholder.Holds{Set: set},
 		secret:   &placeholder.Secret{Reader: mgr.GetAPIReader(), Namespace: opts.PlaceholderNamespace},
 		recorder: mgr.GetEventRecorder(v1alpha1.ProvisionerMetalLB)}
 	if err := b.setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
@@ -160,24 +192,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := controllers.Setup(mgr, b, opts.Driver); err != nil {
 		return err
 	}
-	// The leader asks once at its start, so that the readiness metric
-	// reads true from then on.
-	if err := mgr.Add(crmanager.RunnableFunc(func(ctx context.Context) error {
-		if err := live.ask(ctx); err != nil {
-			log.FromContext(ctx).Error(err, "Asking MetalLB whether it handles single Service events")
-		}
-		<-ctx.Done()
-		return nil
-	})); err != nil {
-		return err
-	}
-	if err := b.setupProbe(mgr); err != nil {
+	if err := gate.Setup(mgr, opts.signals()); err != nil {
 		return err
 	}
 	if err := b.setupPhantoms(mgr); err != nil {
-		return err
-	}
-	if err := b.setupStarts(mgr); err != nil {
 		return err
 	}
 	parking := driver.NewParking(b)

@@ -38,9 +38,6 @@ type metrics struct {
 	retries      prometheus.Counter
 	yields       *prometheus.CounterVec
 	contested    *prometheus.CounterVec
-	ready        prometheus.Gauge
-	probes       *prometheus.CounterVec
-	probeSeconds prometheus.Histogram
 }
 
 func newMetrics() *metrics {
@@ -65,26 +62,14 @@ func newMetrics() *metrics {
 			contested: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "metallb_iad_contested_total", Help: "Warnings that MetalLB keeps offering one recorded address to allocation placeholders, by class.",
 			}, []string{"class"}),
-			ready: prometheus.NewGauge(prometheus.GaugeOpts{
-				Name: "metallb_iad_metallb_ready",
-				Help: "1 when MetalLB last answered the driver's probes from their own events, 0 when only a full pass did or a question went unanswered for a minute (it ignores single Service events, or is down); the driver changes no Service at 0.",
-			}),
-			probes: prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "metallb_iad_probes_total", Help: "MetalLB's answers to the driver's probes, by how they came (single-events, full-pass).",
-			}, []string{"answer"}),
-			probeSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
-				Name: "metallb_iad_probe_seconds", Help: "How long MetalLB took to answer the driver's probes.",
-				Buckets: []float64{0.01, 0.05, 0.1, 0.5, 1, 5, 15, 30, 60, 120, 300},
-			}),
 		}
 		ctrlmetrics.Registry.MustRegister(backendMetrics.placeholders, backendMetrics.holdsCreated, backendMetrics.tombstones, backendMetrics.retries,
-			backendMetrics.yields, backendMetrics.contested, backendMetrics.ready, backendMetrics.probes, backendMetrics.probeSeconds)
+			backendMetrics.yields, backendMetrics.contested)
 	})
 	backendMetrics.placeholders.Reset()
 	for _, role := range []string{v1alpha1.PlaceholderAllocation, v1alpha1.PlaceholderHold} {
 		backendMetrics.placeholders.WithLabelValues(role).Set(0)
 	}
-	backendMetrics.ready.Set(0) // until this driver hears from MetalLB
 	return backendMetrics
 }
 

@@ -16,7 +16,10 @@ limitations under the License.
 
 package metallb
 
-import "github.com/cozystack/address-controller/internal/driver/placeholder"
+import (
+	"github.com/cozystack/address-controller/internal/driver/metallb/catchup"
+	"github.com/cozystack/address-controller/internal/driver/placeholder"
+)
 
 // MetalLB's annotations, current and legacy.
 const (
@@ -26,10 +29,7 @@ const (
 	annotationLegacyAddressPool     = "metallb.universe.tf/address-pool"
 	annotationAllowSharedIP         = "metallb.io/allow-shared-ip"
 	annotationLegacyAllowSharedIP   = "metallb.universe.tf/allow-shared-ip"
-	// annotationAllocatedFromPool is MetalLB's record, on a Service it gave
-	// an address, of the pool the address came from. MetalLB removes it when
-	// it handles a Service that is not a LoadBalancer.
-	annotationAllocatedFromPool = "metallb.io/ip-allocated-from-pool"
+	annotationAllocatedFromPool     = catchup.AnnotationAllocatedFromPool
 )
 
 // Names the driver puts on placeholder Services.

@@ -188,7 +188,7 @@ func (r *PhantomReconciler) bury(ctx context.Context, name, why string, at time.
 	// MetalLB missed that deletion: it has been ignoring single events, and
 	// may still be, unless it has answered from single events since. The
 	// driver then asks before it changes anything else.
-	r.live.distrust(at)
+	r.Refused(ctx, at)
 	r.metrics.tombstones.Inc()
 	return nil
 }

@@ -19,9 +19,23 @@ package metallb
 import (
 	"net/netip"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+func TestRefusedAtReadsTheLatestTimeAnEventGives(t *testing.T) {
+	g := NewWithT(t)
+	first := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
+	ev := &corev1.Event{LastTimestamp: metav1.NewTime(first)}
+	g.Expect(refusedAt(ev)).To(BeTemporally("==", first))
+	ev.Series = &corev1.EventSeries{Count: 3, LastObservedTime: metav1.NewMicroTime(first.Add(time.Minute))}
+	g.Expect(refusedAt(ev)).To(BeTemporally("==", first.Add(time.Minute)))
+	ev.EventTime = metav1.NewMicroTime(first.Add(2 * time.Minute))
+	g.Expect(refusedAt(ev)).To(BeTemporally("==", first.Add(2*time.Minute)))
+}
 
 // TestBlamedReadsMetalLBsRefusals: the messages are MetalLB v0.15.2's, as
 // its allocator words them.

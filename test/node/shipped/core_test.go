@@ -87,14 +87,51 @@ func TestCoreChart(t *testing.T) {
 // with a TokenReview and a SubjectAccessReview, from its Pod.
 func checkMetrics(t *testing.T, g Gomega, ns string) {
 	t.Helper()
+	status := func(scrape func() (int, string, error)) func() (int, error) {
+		return func() (int, error) { code, _, err := scrape(); return code, err }
+	}
+	g.Eventually(status(metricsOf(t, g, harness.Core, harness.CoreNamespace, ns, "", false))).WithTimeout(30*time.Second).
+		Should(Equal(http.StatusUnauthorized), "an anonymous scrape")
+	g.Eventually(status(metricsOf(t, g, harness.Core, harness.CoreNamespace, ns, "stranger", false))).WithTimeout(30*time.Second).
+		Should(Equal(http.StatusForbidden), "a token without the reader role")
+	scrape := metricsOf(t, g, harness.Core, harness.CoreNamespace, ns, "scraper", true)
+	g.Eventually(func(g Gomega) {
+		code, body, err := scrape()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(code).To(Equal(http.StatusOK))
+		g.Expect(body).To(ContainSubstring("address_controller_ipaddressclaims"))
+	}).WithTimeout(30*time.Second).Should(Succeed(), "a token bound to the metrics-reader role")
+}
+
+// metricsOf returns a scrape of manager m's metrics Service (its release in
+// releaseNS) from the client beside the nodes, over TLS, as ServiceAccount
+// account of namespace ns ("": anonymously), which it creates, bound to the
+// chart's metrics-reader ClusterRole when reader is set.
+func metricsOf(t *testing.T, g Gomega, m harness.Manager, releaseNS, ns, account string, reader bool) func() (int, string, error) {
+	t.Helper()
 	ctx := context.Background()
-	svc, err := cs.CoreV1().Services(harness.CoreNamespace).Get(ctx, string(harness.Core)+"-metrics", metav1.GetOptions{})
+	svc, err := cs.CoreV1().Services(releaseNS).Get(ctx, string(m)+"-metrics", metav1.GetOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
 	url := "https://" + net.JoinHostPort(svc.Spec.ClusterIP, "8443") + "/metrics"
+	token := ""
+	if account != "" {
+		_, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: account}}, metav1.CreateOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, account, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		token = tr.Status.Token
+	}
+	if reader {
+		kit.Make(t, g, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + account},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: string(m) + "-metrics-reader"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: ns}},
+		})
+	}
 	// The manager's certificate is its own, self-signed: the scrape proves
 	// TLS and the token check, not the certificate's chain.
 	client := nodes.Client.HTTPClient(&tls.Config{InsecureSkipVerify: true}) //nolint:gosec // see above
-	scrape := func(token string) (int, string, error) {
+	return func() (int, string, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
 			return 0, "", err
@@ -110,31 +147,6 @@ func checkMetrics(t *testing.T, g Gomega, ns string) {
 		body, err := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body), err
 	}
-	token := func(account string) string {
-		_, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: account}}, metav1.CreateOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, account, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-		return tr.Status.Token
-	}
-	kit.Make(t, g, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: ns + "-scraper"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: string(harness.Core) + "-metrics-reader"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "scraper", Namespace: ns}},
-	})
-	scraper, stranger := token("scraper"), token("stranger")
-
-	status := func(token string) func() (int, error) {
-		return func() (int, error) { code, _, err := scrape(token); return code, err }
-	}
-	g.Eventually(status("")).WithTimeout(30*time.Second).Should(Equal(http.StatusUnauthorized), "an anonymous scrape")
-	g.Eventually(status(stranger)).WithTimeout(30*time.Second).Should(Equal(http.StatusForbidden), "a token without the reader role")
-	g.Eventually(func(g Gomega) {
-		code, body, err := scrape(scraper)
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(code).To(Equal(http.StatusOK))
-		g.Expect(body).To(ContainSubstring("address_controller_ipaddressclaims"))
-	}).WithTimeout(30*time.Second).Should(Succeed(), "a token bound to the metrics-reader role")
 }
 
 // installManager installs this repository's chart of manager m into

@@ -21,7 +21,9 @@ package shipped_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,6 +38,7 @@ import (
 	"github.com/cozystack/address-controller/test/cluster"
 	"github.com/cozystack/address-controller/test/e2e/harness"
 	"github.com/cozystack/address-controller/test/images"
+	"github.com/cozystack/address-controller/test/promtext"
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
@@ -122,6 +125,61 @@ func testHandoff(t *testing.T) {
 
 	createB(g, f)
 	reachB(t, g, f)
+	restartMetalLB(t, g, f)
+}
+
+// restartMetalLB deletes MetalLB's controller Pod. The start of its
+// replacement is the driver's direct signal that MetalLB ignores single
+// Service events until its first full pass (driver's metric
+// metallb_iad_metallb_starts_total{signal="pod"}, which the chart's default
+// metallbControllerSelector and the Role in MetalLB's namespace make
+// possible); the driver waits for MetalLB to answer its probes
+// (metallb_iad_metallb_ready back at 1), then goes on: Service B deleted and
+// Service A created again, A carries the address and the client reaches a.
+func restartMetalLB(t *testing.T, g Gomega, f flow) {
+	t.Helper()
+	ctx := context.Background()
+	scrape := metricsOf(t, g, harness.Driver, harness.DriverNamespace, f.ns, "scraper", true)
+	series := func(name, label, value string) func() (float64, error) {
+		return func() (float64, error) {
+			code, body, err := scrape()
+			if err != nil || code != http.StatusOK {
+				return 0, fmt.Errorf("scrape: %d, %v", code, err)
+			}
+			m, err := promtext.Parse(strings.NewReader(body), name)
+			sum := 0.0
+			for _, s := range m[name] {
+				if label == "" || s.Labels[label] == value {
+					sum += s.Value
+				}
+			}
+			return sum, err
+		}
+	}
+	g.Eventually(series("metallb_iad_metallb_ready", "", "")).WithTimeout(time.Minute).Should(Equal(1.0))
+	g.Expect(series("metallb_iad_metallb_starts_total", "signal", "pod")()).To(BeZero(), "no start of MetalLB yet")
+
+	pods, err := cs.CoreV1().Pods(cluster.MetalLBNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=controller"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(pods.Items).To(HaveLen(1))
+	deleted := time.Now()
+	g.Expect(cs.CoreV1().Pods(cluster.MetalLBNamespace).Delete(ctx, pods.Items[0].Name, metav1.DeleteOptions{})).To(Succeed())
+	g.Eventually(series("metallb_iad_metallb_starts_total", "signal", "pod")).WithTimeout(2*time.Minute).WithPolling(200*time.Millisecond).
+		Should(BeNumerically(">=", 1), func() string { return diagnose(ctx, cluster.MetalLBNamespace) })
+	t.Logf("The driver saw MetalLB's new controller start %s after the old Pod was deleted", time.Since(deleted).Round(time.Millisecond))
+	g.Eventually(series("metallb_iad_metallb_ready", "", "")).WithTimeout(2*time.Minute).WithPolling(200*time.Millisecond).Should(Equal(1.0))
+	t.Logf("MetalLB answered the driver's probes from single events %s after the old Pod was deleted", time.Since(deleted).Round(time.Millisecond))
+
+	g.Expect(cs.CoreV1().Services(f.ns).Delete(ctx, "b", metav1.DeleteOptions{})).To(Succeed())
+	svc := b.Service(f.ns, "a", b.ForClaim("web"))
+	svc.Spec.Ports[0].TargetPort = intstr.FromString("http")
+	kit.Create(g, svc)
+	g.Eventually(kit.Holders(g, f.address)).WithTimeout(time.Minute).WithPolling(200*time.Millisecond).
+		Should(Equal([]string{f.ns + "/a"}), func() string { return diagnose(ctx, harness.DriverNamespace) })
+	g.Eventually(func() (string, error) {
+		return nodes.Client.Get(ctx, "http://"+f.address+"/")
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(HavePrefix("hello from a-"),
+		func() string { return diagnose(ctx, cluster.MetalLBNamespace) })
 }
 
 // flow is a claim of class Bound to address in namespace ns, with Service
