@@ -167,7 +167,7 @@ func restartMetalLB(t *testing.T, g Gomega, f flow) {
 	g.Eventually(series("metallb_iad_metallb_starts_total", "signal", "pod")).WithTimeout(2*time.Minute).WithPolling(200*time.Millisecond).
 		Should(BeNumerically(">=", 1), func() string { return diagnose(ctx, cluster.MetalLBNamespace) })
 	t.Logf("The driver saw MetalLB's new controller start %s after the old Pod was deleted", time.Since(deleted).Round(time.Millisecond))
-	g.Eventually(series("metallb_iad_metallb_ready", "", "")).WithTimeout(2*time.Minute).WithPolling(200*time.Millisecond).Should(Equal(1.0))
+	g.Eventually(series("metallb_iad_metallb_ready", "", "")).WithTimeout(2 * time.Minute).WithPolling(200 * time.Millisecond).Should(Equal(1.0))
 	t.Logf("MetalLB answered the driver's probes from single events %s after the old Pod was deleted", time.Since(deleted).Round(time.Millisecond))
 
 	g.Expect(cs.CoreV1().Services(f.ns).Delete(ctx, "b", metav1.DeleteOptions{})).To(Succeed())
