@@ -133,9 +133,10 @@ func testHandoff(t *testing.T) {
 // Service events until its first full pass (driver's metric
 // metallb_iad_metallb_starts_total{signal="pod"}, which the chart's default
 // metallbControllerSelector and the Role in MetalLB's namespace make
-// possible); the driver waits for MetalLB to answer its probes
-// (metallb_iad_metallb_ready back at 1), then goes on: Service B deleted and
-// Service A created again, A carries the address and the client reaches a.
+// possible). The driver's next writes wait for MetalLB to answer its
+// probes again from single events (metallb_iad_probes_total
+// {answer="single-events"} grows): Service B deleted and Service A created
+// again, A carries the address and the client reaches a.
 func restartMetalLB(t *testing.T, g Gomega, f flow) {
 	t.Helper()
 	ctx := context.Background()
@@ -158,6 +159,8 @@ func restartMetalLB(t *testing.T, g Gomega, f flow) {
 	}
 	g.Eventually(series("metallb_iad_metallb_ready", "", "")).WithTimeout(time.Minute).Should(Equal(1.0))
 	g.Expect(series("metallb_iad_metallb_starts_total", "signal", "pod")()).To(BeZero(), "no start of MetalLB yet")
+	answers, err := series("metallb_iad_probes_total", "answer", "single-events")()
+	g.Expect(err).NotTo(HaveOccurred())
 
 	pods, err := cs.CoreV1().Pods(cluster.MetalLBNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=controller"})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -167,15 +170,17 @@ func restartMetalLB(t *testing.T, g Gomega, f flow) {
 	g.Eventually(series("metallb_iad_metallb_starts_total", "signal", "pod")).WithTimeout(2*time.Minute).WithPolling(200*time.Millisecond).
 		Should(BeNumerically(">=", 1), func() string { return diagnose(ctx, cluster.MetalLBNamespace) })
 	t.Logf("The driver saw MetalLB's new controller start %s after the old Pod was deleted", time.Since(deleted).Round(time.Millisecond))
-	g.Eventually(series("metallb_iad_metallb_ready", "", "")).WithTimeout(2 * time.Minute).WithPolling(200 * time.Millisecond).Should(Equal(1.0))
-	t.Logf("MetalLB answered the driver's probes from single events %s after the old Pod was deleted", time.Since(deleted).Round(time.Millisecond))
 
+	// The driver's next write waits for a new answer from single events.
 	g.Expect(cs.CoreV1().Services(f.ns).Delete(ctx, "b", metav1.DeleteOptions{})).To(Succeed())
 	svc := b.Service(f.ns, "a", b.ForClaim("web"))
 	svc.Spec.Ports[0].TargetPort = intstr.FromString("http")
 	kit.Create(g, svc)
-	g.Eventually(kit.Holders(g, f.address)).WithTimeout(time.Minute).WithPolling(200*time.Millisecond).
+	g.Eventually(kit.Holders(g, f.address)).WithTimeout(2*time.Minute).WithPolling(200*time.Millisecond).
 		Should(Equal([]string{f.ns + "/a"}), func() string { return diagnose(ctx, harness.DriverNamespace) })
+	t.Logf("Service A carried the address again %s after MetalLB's old Pod was deleted", time.Since(deleted).Round(time.Millisecond))
+	g.Expect(series("metallb_iad_probes_total", "answer", "single-events")()).To(BeNumerically(">", answers),
+		"the driver wrote after MetalLB's start without a new answer")
 	g.Eventually(func() (string, error) {
 		return nodes.Client.Get(ctx, "http://"+f.address+"/")
 	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(HavePrefix("hello from a-"),

@@ -25,8 +25,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -171,21 +171,16 @@ func (g *Gate) ask(ctx context.Context, q *Question) error {
 	stamp := q.At.UTC().Format(time.RFC3339Nano)
 	for _, i := range q.Order {
 		probe := &corev1.Service{}
-		key := client.ObjectKey{Namespace: g.ns, Name: probeNames[q.Set][i]}
-		err := g.client.Get(ctx, key, probe)
-		if apierrors.IsNotFound(err) {
-			probe = &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone,
-				Ports: []corev1.ServicePort{{Name: "probe", Port: placeholder.Port, Protocol: corev1.ProtocolTCP}}}}
-			probe.Namespace, probe.Name = key.Namespace, key.Name
+		probe.Namespace, probe.Name = g.ns, probeNames[q.Set][i]
+		if _, err := controllerutil.CreateOrPatch(ctx, g.client, probe, func() error {
 			probe.Labels = map[string]string{params.LabelManagedBy: params.ManagedByValue}
 			probe.Annotations = map[string]string{AnnotationAllocatedFromPool: "probe", annotationAsked: stamp}
-			err = g.client.Create(ctx, probe)
-		} else if err == nil {
-			orig := probe.DeepCopy()
-			probe.Annotations = map[string]string{AnnotationAllocatedFromPool: "probe", annotationAsked: stamp}
-			err = g.client.Patch(ctx, probe, client.MergeFrom(orig))
-		}
-		if err != nil {
+			if probe.CreationTimestamp.IsZero() {
+				probe.Spec.Type, probe.Spec.ClusterIP = corev1.ServiceTypeClusterIP, corev1.ClusterIPNone
+				probe.Spec.Ports = []corev1.ServicePort{{Name: "probe", Port: placeholder.Port, Protocol: corev1.ProtocolTCP}}
+			}
+			return nil
+		}); err != nil {
 			return err
 		}
 	}

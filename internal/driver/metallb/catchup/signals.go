@@ -88,20 +88,20 @@ func (g *Gate) Setup(mgr ctrl.Manager, s Signals) error {
 		})); err != nil {
 		return err
 	}
-	if err := watch(mgr, "metallb-controller", &corev1.Pod{}, s.MetalLBNamespace, func(ctx context.Context, pod *corev1.Pod, gone bool) {
-		if at, ok := started(pod); ok && !gone {
-			_ = g.Feed(ctx, Event{Kind: Started, At: at})
-		}
-	}); err != nil {
-		return err
-	}
 	pool := &unstructured.Unstructured{}
 	pool.SetGroupVersionKind(params.IPAddressPoolGVK)
-	return watch(mgr, "metallb-pool", pool, s.MetalLBNamespace, func(ctx context.Context, p *unstructured.Unstructured, gone bool) {
-		v4, _, _ := unstructured.NestedInt64(p.Object, "status", "assignedIPv4")
-		v6, _, _ := unstructured.NestedInt64(p.Object, "status", "assignedIPv6")
-		_ = g.Feed(ctx, Event{Kind: Pool, Pool: p.GetName(), Assigned: v4 + v6, Gone: gone})
-	})
+	return ctrl.NewControllerManagedBy(mgr).Named("metallb-start").
+		WatchesRawSource(watch(mgr, &corev1.Pod{}, s.MetalLBNamespace, func(ctx context.Context, pod *corev1.Pod, gone bool) {
+			if at, ok := started(pod); ok && !gone {
+				_ = g.Feed(ctx, Event{Kind: Started, At: at})
+			}
+		})).
+		WatchesRawSource(watch(mgr, pool, s.MetalLBNamespace, func(ctx context.Context, p *unstructured.Unstructured, gone bool) {
+			v4, _, _ := unstructured.NestedInt64(p.Object, "status", "assignedIPv4")
+			v6, _, _ := unstructured.NestedInt64(p.Object, "status", "assignedIPv6")
+			_ = g.Feed(ctx, Event{Kind: Pool, Pool: p.GetName(), Assigned: v4 + v6, Gone: gone})
+		})).
+		Complete(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil }))
 }
 
 // started is when the latest of pod's running containers started.
@@ -115,10 +115,10 @@ func started(pod *corev1.Pod) (time.Time, bool) {
 	return at, !at.IsZero()
 }
 
-// watch calls f on every version of every obj in namespace ns the cache
-// sees: the machine needs each pool's count as written, which a
-// reconciler's queue would fold together.
-func watch[T client.Object](mgr ctrl.Manager, name string, obj T, ns string, f func(context.Context, T, bool)) error {
+// watch is a source that calls f on every version of every obj in
+// namespace ns the cache sees: the machine needs each pool's count as
+// written, which a reconciler's queue would fold together.
+func watch[T client.Object](mgr ctrl.Manager, obj T, ns string, f func(context.Context, T, bool)) source.Source {
 	h := handler.TypedFuncs[T, reconcile.Request]{
 		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[T], _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			f(ctx, e.Object, false)
@@ -130,10 +130,7 @@ func watch[T client.Object](mgr ctrl.Manager, name string, obj T, ns string, f f
 			f(ctx, e.Object, true)
 		},
 	}
-	inNamespace := predicate.NewTypedPredicateFuncs(func(o T) bool { return o.GetNamespace() == ns })
-	return ctrl.NewControllerManagedBy(mgr).Named(name).
-		WatchesRawSource(source.Kind(mgr.GetCache(), obj, h, inNamespace)).
-		Complete(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil }))
+	return source.Kind(mgr.GetCache(), obj, h, predicate.NewTypedPredicateFuncs(func(o T) bool { return o.GetNamespace() == ns }))
 }
 
 // answered reads MetalLB's answer on a probe.
