@@ -121,7 +121,7 @@ TEST_PACKAGES ?= ./test/e2e/ ./test/node/shipped/ ./test/chaos/ ./internal/drive
 	./test/scaffold/ ./internal/driver/metallb/stoptest/ ./internal/driver/metallb/importtest/ \
 	./internal/driver/metallb/ ./test/cluster/ ./internal/core/ ./test/images/ ./test/e2e/cilium/ \
 	./internal/driver/drivertest/ ./internal/version/ ./internal/driver/metallb/steadytest/ \
-	./internal/driver/metallb/crashtest/ ./test/node/ ./...
+	./test/node/ ./...
 
 # What the tests need, made side by side: from empty caches a build spends
 # much of its time waiting on module downloads and on its link, which uses one

@@ -43,7 +43,8 @@ limitations under the License.
 // driver's, carried by another Service, of other families,
 // a Service of another type; reported once, with no address and no pin);
 // re-targeting (a Pending claim moved to another class is provisioned
-// there, its old request withdrawn; one deleted withdraws its request); conflict (a Service another load
+// there, its old request withdrawn; one deleted withdraws its request);
+// conflict (a Service another load
 // balancer gives a bound address turns it Conflict, also when it came
 // while the driver was down and carries the labels of a hold; with
 // HandPinner, a hand pin on a held address is refused); duplicate (an
@@ -55,11 +56,11 @@ limitations under the License.
 // core down (the driver writes an address's status only after the core
 // has; a claim deleted under Delete gets no hold on its way out); teardown
 // (no backend state and no driver pin left once claims, addresses and
-// classes are gone); and a crash: the driver killed before its first write
-// of each step of a claim's life, or right after its first or second (after
-// its last but one where a step takes fewer), after which a new driver
-// completes the step (with ServiceHolder, and with a shared handoff
-// never leaving an address unreported). With ServiceHolder, the handoffs:
+// classes are gone); and a crash: the driver killed right before each write
+// of each step of a claim's life (provisioning, association, dissociation,
+// release), after which a new driver completes the step, with one IPAddress
+// per family and nothing left behind; with ServiceHolder, in both handoff
+// modes, the shared one never leaving an address unreported. With ServiceHolder, the handoffs:
 // the shared one never leaves an address unreported, the gap one is taken
 // by the Services the backend cannot share with, and a hold deleted behind
 // the driver's back comes back.

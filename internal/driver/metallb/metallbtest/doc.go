@@ -25,7 +25,7 @@ limitations under the License.
 // It serves the driver's test packages: metallb (the unit tests and the
 // contract), steadytest (tests that stop nothing, run in parallel against
 // shared managers), stoptest (tests that stop MetalLB, the driver or the
-// core, one at a time) and crashtest (the driver killed inside each
-// handoff). It must not reach into the driver: tests observe
+// core, one at a time) and importtest (the import and the handover). It
+// must not reach into the driver: tests observe
 // what users observe.
 package metallbtest

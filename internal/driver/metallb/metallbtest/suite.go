@@ -189,7 +189,7 @@ func refuseShared(t *testing.T) {
 	managers.Lock()
 	defer managers.Unlock()
 	if managers.shared {
-		t.Fatal("this package's core and driver are shared: a test that starts or stops its own belongs in stoptest or crashtest")
+		t.Fatal("this package's core and driver are shared: a test that starts or stops its own belongs in stoptest")
 	}
 }
 

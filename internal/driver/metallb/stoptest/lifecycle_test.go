@@ -23,82 +23,13 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
-	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/testkit"
 )
-
-// TestCrashBetweenRecordingSteps rebuilds, with the driver stopped, the
-// state a crash leaves between two recording steps, and checks the driver
-// converges from it with no duplicate and no leaked placeholder.
-func TestCrashBetweenRecordingSteps(t *testing.T) {
-	mt.StartCore(t)
-	g := NewWithT(t)
-	ns := mt.Namespace(t)
-	driver := mt.StartDriver(t)
-	class, _, _ := mt.Class(t, g, false)
-	driver.Stop()
-
-	for _, step := range []string{"after the pin, before the IPAddress", "after the IPAddress, before the handover"} {
-		t.Run(step, func(t *testing.T) {
-			g := NewWithT(t)
-			claimName := testkit.Name(t)
-			mt.Kit.Create(g, b.Claim(ns, claimName, b.OfClass(class)))
-			g.Eventually(func() string { return mt.Kit.Claim(g, ns, claimName).Annotations[v1alpha1.AnnotationProvisioner] },
-				mt.Timeout, mt.Tick).Should(Equal(mt.Provisioner))
-			claim := mt.Kit.Claim(g, ns, claimName)
-
-			// The allocation placeholder, as the driver makes it, assigned by
-			// MetalLB, then pinned and labelled.
-			ph := b.Service(mt.PlaceholderNS, "alloc-"+string(claim.UID)+"-v4")
-			ph.Spec.Selector = nil
-			ph.Spec.Ports[0] = corev1.ServicePort{Name: "placeholder", Port: 9, Protocol: corev1.ProtocolTCP}
-			ph.Labels = map[string]string{v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderAllocation,
-				v1alpha1.LabelClaimUID: string(claim.UID), v1alpha1.LabelClass: class, v1alpha1.LabelFamily: "IPv4"}
-			ph.Annotations = map[string]string{"metallb.io/address-pool": params.PoolName(class), "local.sdn.cozystack.io/claim": ns + "/" + claimName}
-			mt.Kit.Create(g, ph)
-			g.Eventually(mt.IngressOf(g, mt.PlaceholderNS, ph.Name), mt.Timeout, mt.Tick).Should(HaveLen(1))
-			ip := mt.IngressOf(g, mt.PlaceholderNS, ph.Name)()[0]
-			name := "ip-" + mt.Dashed(ip)
-			mt.Kit.SetAnnotation(g, ph, "metallb.io/loadBalancerIPs", ip)
-			mt.Kit.SetAnnotation(g, ph, "local.sdn.cozystack.io/address-name", name)
-			g.Eventually(func() error {
-				s := mt.Kit.Service(g, mt.PlaceholderNS, ph.Name)
-				s.Labels[v1alpha1.LabelAddress] = name
-				return mt.Client.Update(context.Background(), s)
-			}, mt.Timeout, mt.Tick).Should(Succeed())
-			if step == "after the IPAddress, before the handover" {
-				a := b.Address(name, ip, class, b.BoundTo(ns, claimName, claim.UID))
-				a.Finalizers = []string{v1alpha1.DriverTeardownFinalizer(mt.Provisioner)}
-				mt.Kit.Create(g, a)
-			}
-
-			d := mt.StartDriver(t)
-			defer d.Stop()
-			g.Eventually(mt.Kit.StateOfClaim(g, ns, claimName), mt.Timeout, mt.Tick).Should(Equal(testkit.ClaimState{
-				Phase: v1alpha1.ClaimBound, Reason: v1alpha1.ReasonBound, Addresses: []string{name}}))
-			g.Eventually(func() []metav1.OwnerReference { return mt.Kit.Service(g, mt.PlaceholderNS, ph.Name).OwnerReferences }, mt.Timeout, mt.Tick).
-				Should(ConsistOf(HaveField("Name", name)), "the placeholder is handed to the address")
-			g.Consistently(mt.Placeholders(g, name), 2*time.Second, mt.Tick).Should(Equal([]string{ph.Name}), "no second placeholder")
-			g.Expect(mt.Holders(g, ip)()).To(Equal([]string{mt.PlaceholderNS + "/" + ph.Name}))
-			list := &v1alpha1.IPAddressList{}
-			g.Expect(mt.Client.List(context.Background(), list)).To(Succeed())
-			n := 0
-			for _, a := range list.Items {
-				if a.Spec.ClaimRef != nil && a.Spec.ClaimRef.UID == claim.UID {
-					n++
-				}
-			}
-			g.Expect(n).To(Equal(1), "no duplicate IPAddress")
-		})
-	}
-}
 
 // The driver's cache can show a claim Bound to the address an allocation
 // placeholder reserved before it shows the IPAddress itself (two watches,
