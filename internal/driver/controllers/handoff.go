@@ -208,7 +208,7 @@ func (r *ServiceReconciler) associate(ctx context.Context, svc *corev1.Service, 
 		return err
 	}
 	if h.shared {
-		return r.associateShared(ctx, svc, claim, class, addrs, want)
+		return r.associateShared(ctx, svc, claim, class, want)
 	}
 	// The address pass, woken by the association just recorded, lets the
 	// holds go (see carry); their deletion wakes this pass again.
@@ -229,7 +229,7 @@ func (r *ServiceReconciler) associate(ctx context.Context, svc *corev1.Service, 
 // associateShared pins svc into the holds' sharing; the address pass lets
 // the holds go once the backend gives svc the addresses.
 func (r *ServiceReconciler) associateShared(ctx context.Context, svc *corev1.Service, claim *v1alpha1.IPAddressClaim,
-	class *v1alpha1.IPAddressClass, addrs []*v1alpha1.IPAddress, want []netip.Addr) error {
+	class *v1alpha1.IPAddressClass, want []netip.Addr) error {
 	key, err := r.sharer.SharingKey(ctx, claim)
 	if err != nil {
 		return err
