@@ -36,10 +36,17 @@ import (
 // its holds count); the pure functions under test never reach the rest.
 type stubBackend struct{ driver.Backend }
 
+// A slip in a capability's signature would turn it off without a word.
+var (
+	_ driver.Holder   = stubBackend{}
+	_ driver.Releaser = stubBackend{}
+)
+
 func (stubBackend) IsHolder(svc *corev1.Service, _ *v1alpha1.IPAddress) bool {
 	return svc.Namespace == "holds"
 }
 func (stubBackend) Unhold(context.Context, *v1alpha1.IPAddress) (bool, error) { return true, nil }
+func (stubBackend) Held(context.Context, *v1alpha1.IPAddress) (bool, error)   { return false, nil }
 func (stubBackend) Releasing(svc *corev1.Service) bool                        { return svc.Labels["releasing"] == "true" }
 
 func TestEntitled(t *testing.T) {
