@@ -117,11 +117,10 @@ GO_TEST = $(TEST_ENV) go test -tags=e2e,cilium,node -p $(TEST_P)
 # them in this order as slots free up. make test runs with -count=1: go
 # test's cache does not see the cluster's binaries in bin/, which the
 # integration tests run.
-TEST_PACKAGES ?= ./test/e2e/ ./test/node/shipped/ ./test/chaos/ ./internal/driver/cilium/ ./test/charts/ ./test/bench/ \
-	./test/scaffold/ ./internal/driver/metallb/stoptest/ ./internal/driver/metallb/importtest/ \
-	./internal/driver/metallb/ ./test/cluster/ ./internal/core/ ./test/images/ ./test/e2e/cilium/ \
-	./internal/driver/drivertest/ ./internal/version/ ./internal/driver/metallb/steadytest/ \
-	./test/node/ ./...
+TEST_PACKAGES ?= ./test/e2e/ ./test/node/shipped/ ./test/chaos/ ./internal/driver/cilium/ ./internal/driver/metallb/ \
+	./test/charts/ ./test/bench/ ./internal/driver/drivertest/ ./test/scaffold/ ./internal/driver/metallb/stoptest/ \
+	./internal/driver/metallb/importtest/ ./test/cluster/ ./internal/core/ ./test/images/ ./test/e2e/cilium/ \
+	./internal/version/ ./internal/driver/metallb/steadytest/ ./test/node/ ./...
 
 # What the tests need, made side by side: from empty caches a build spends
 # much of its time waiting on module downloads and on its link, which uses one
