@@ -117,19 +117,12 @@ type Gate interface {
 // Service, so each holds one with a placeholder Service.
 type Holder interface {
 	// Unhold releases the backend's hold on a, so that a workload can take
-	// the address; the address pass calls it, and nothing else deletes a
-	// hold. released is true once the driver's cache shows the hold gone: a
-	// workload is pinned only then, so that the backend, which sees
+	// the address. released is true once the driver's cache shows the hold
+	// gone: a workload is pinned only then, so that the backend, which sees
 	// the same events in the same order, finds the address free when the
 	// workload asks for it. A hold going away wakes the Service pass of the
 	// address's carrier (Watches.Services).
 	Unhold(ctx context.Context, a *v1alpha1.IPAddress) (released bool, err error)
-
-	// Held reports whether the driver's cache still shows a hold of a,
-	// being deleted or not. Only the address pass lets holds go (Unhold);
-	// the Service pass of a gap handoff reads Held and pins the workload
-	// once it is false.
-	Held(ctx context.Context, a *v1alpha1.IPAddress) (bool, error)
 
 	// IsHolder reports whether svc is the backend's own hold on a: such a
 	// Service legitimately carries the address.

@@ -34,14 +34,6 @@ func unhold(ctx context.Context, b driver.Backend, a *v1alpha1.IPAddress) (bool,
 	return true, nil
 }
 
-// held asks b, if it is a Holder, whether a hold of a is left.
-func held(ctx context.Context, b driver.Backend, a *v1alpha1.IPAddress) (bool, error) {
-	if h, ok := b.(driver.Holder); ok {
-		return h.Held(ctx, a)
-	}
-	return false, nil
-}
-
 // isHolder asks b, if it is a Holder, whether svc is a's hold.
 func isHolder(b driver.Backend, svc *corev1.Service, a *v1alpha1.IPAddress) bool {
 	h, ok := b.(driver.Holder)

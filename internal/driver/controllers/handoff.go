@@ -94,6 +94,17 @@ func (d *base) pinnedAs(svc *corev1.Service, want []netip.Addr, key string) bool
 	return d.sharer.SharedKey(svc) == key && controllerutil.ContainsFinalizer(svc, d.carrierFinalizer)
 }
 
+// carries reports whether svc's load balancer reports every one of ips.
+func carries(svc *corev1.Service, ips []netip.Addr) bool {
+	have := ingressIPs(svc)
+	for _, ip := range ips {
+		if !slices.Contains(have, ip.String()) {
+			return false
+		}
+	}
+	return len(ips) > 0
+}
+
 // retryToken is the retry token of a Service pinned to ips (see ingressLog).
 func (d *base) retryToken(ctx context.Context, ips []netip.Addr) (string, error) {
 	tokens := make([]string, 0, len(ips))
@@ -208,14 +219,18 @@ func (r *ServiceReconciler) associate(ctx context.Context, svc *corev1.Service, 
 		return err
 	}
 	if h.shared {
-		return r.associateShared(ctx, svc, claim, class, want)
+		return r.associateShared(ctx, svc, claim, class, addrs, want)
 	}
-	// The address pass, woken by the association just recorded, lets the
-	// holds go (see carry); their deletion wakes this pass again.
+	released := true
 	for _, a := range addrs {
-		if left, err := held(ctx, r.backend, a); err != nil || left {
+		gone, err := unhold(ctx, r.backend, a)
+		if err != nil {
 			return err
 		}
+		released = released && gone
+	}
+	if !released {
+		return nil // the hold's deletion wakes this pass again
 	}
 	if pinned, byDriver := r.backend.PinnedTo(svc); len(pinned) > 0 && !byDriver {
 		return nil // a hand-written pin equal to the claim's addresses stays
@@ -226,10 +241,10 @@ func (r *ServiceReconciler) associate(ctx context.Context, svc *corev1.Service, 
 	return r.pin(ctx, svc, driver.Pin{Addresses: want, Class: class})
 }
 
-// associateShared pins svc into the holds' sharing; the address pass lets
-// the holds go once the backend gives svc the addresses.
+// associateShared pins svc into the holds' sharing, and lets the holds go
+// once the backend gives svc the addresses.
 func (r *ServiceReconciler) associateShared(ctx context.Context, svc *corev1.Service, claim *v1alpha1.IPAddressClaim,
-	class *v1alpha1.IPAddressClass, want []netip.Addr) error {
+	class *v1alpha1.IPAddressClass, addrs []*v1alpha1.IPAddress, want []netip.Addr) error {
 	key, err := r.sharer.SharingKey(ctx, claim)
 	if err != nil {
 		return err
@@ -237,7 +252,15 @@ func (r *ServiceReconciler) associateShared(ctx context.Context, svc *corev1.Ser
 	if !r.pinnedAs(svc, want, key) {
 		return r.pin(ctx, svc, driver.Pin{Addresses: want, Class: class, SharingKey: key, Finalizer: r.carrierFinalizer})
 	}
-	return nil // once the load balancer reports the addresses, the address pass lets the holds go (see carry)
+	if !carries(svc, want) {
+		return nil // the load balancer's report wakes this pass
+	}
+	for _, a := range addrs {
+		if _, err := unhold(ctx, r.backend, a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dissociate ends an association of a with svc (nil when the Service is

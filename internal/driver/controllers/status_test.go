@@ -46,7 +46,6 @@ func (stubBackend) IsHolder(svc *corev1.Service, _ *v1alpha1.IPAddress) bool {
 	return svc.Namespace == "holds"
 }
 func (stubBackend) Unhold(context.Context, *v1alpha1.IPAddress) (bool, error) { return true, nil }
-func (stubBackend) Held(context.Context, *v1alpha1.IPAddress) (bool, error)   { return false, nil }
 func (stubBackend) Releasing(svc *corev1.Service) bool                        { return svc.Labels["releasing"] == "true" }
 
 func TestEntitled(t *testing.T) {

@@ -29,12 +29,10 @@ import (
 // after that is harmless, only a wasted request.
 const deletionMemory = 30 * time.Second
 
-// Deletions remembers the objects this process deleted lately. Each
-// placeholder has one deleter (a hold: the address pass; an allocation
-// placeholder: the claim pass that withdraws it, or the orphans
-// controller once nothing needs it), but the deleter's next pass can run
-// before the cache shows the deletion: it would delete again, and count the
-// placeholder as standing. The zero value is ready to use.
+// Deletions remembers the objects this process deleted lately. Two passes
+// acting on the same cache (the Service pass handing an address over and the
+// address pass seeing the association it recorded) would otherwise both
+// delete the hold. The zero value is ready to use.
 type Deletions struct {
 	mu     sync.Mutex
 	at     map[types.UID]time.Time

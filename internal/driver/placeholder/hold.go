@@ -164,13 +164,6 @@ func (h Holds) Unhold(ctx context.Context, a *v1alpha1.IPAddress) (bool, error) 
 	return len(phs) == 0, nil
 }
 
-// Held reports whether the cache shows a placeholder of a, being deleted or
-// not.
-func (h Holds) Held(ctx context.Context, a *v1alpha1.IPAddress) (bool, error) {
-	phs, err := h.Set.Of(ctx, a.Name, true)
-	return len(phs) > 0, err
-}
-
 // Release deletes every placeholder of an address that goes.
 func (h Holds) Release(ctx context.Context, a *v1alpha1.IPAddress) error {
 	_, err := h.Unhold(ctx, a)
