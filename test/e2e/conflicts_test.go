@@ -50,6 +50,9 @@ spec: {className: forge}
 		Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		addr := kit.Claim(Default, ns, "web").Status.Addresses[0]
 		Eventually(func() []string { return holders(addr.Address) }, timeout, tick).Should(ConsistOf(HavePrefix(h.PlaceholderNamespace() + "/")))
+		// The claim's Bound can come before the address's own pass writes
+		// Bound: wait for that before asking it to stay.
+		Eventually(kit.StateOfAddress(Default, addr.Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressBound))
 		Consistently(kit.StateOfAddress(Default, addr.Name), 2*time.Second, tick).Should(HaveField("Phase", v1alpha1.AddressBound),
 			"the real placeholder, inside the placeholder namespace, is no conflict")
 
