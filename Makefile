@@ -158,11 +158,11 @@ test-times: ## Print each package's time and the 20 slowest tests of the last ma
 # The tests that sample a rate (how often a contender gets an address over
 # many handoffs) run a few rounds in make test and their full count here
 # (testkit.Rounds reads TEST_STRESS).
-STRESS_PACKAGES ?= ./internal/driver/metallb/steadytest/ ./internal/driver/metallb/stoptest/
+STRESS_PACKAGES ?= ./internal/driver/metallb/
 
 .PHONY: test-stress
 test-stress: control-plane ## Run the rate-sampling tests at full count (200 handoffs each with a contender), as docs/performance.md quotes them.
-	TEST_STRESS=1 $(GO_TEST) -count=1 -timeout 60m -run 'Contender' $(STRESS_PACKAGES) -json | tee $(TEST_REPORT) | go run ./hack/testtimes
+	TEST_STRESS=1 $(GO_TEST) -count=1 -timeout 60m -run 'TestContract/handoff/a_contender' $(STRESS_PACKAGES) -json | tee $(TEST_REPORT) | go run ./hack/testtimes
 
 # The fuzz targets, as package:target. The plain test run replays their seeds
 # (testdata/fuzz); make test fuzzes each for TEST_FUZZTIME, make fuzz for

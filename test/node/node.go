@@ -35,9 +35,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/cozystack/address-controller/test/cluster"
 	"github.com/cozystack/address-controller/test/netns"
@@ -326,20 +323,11 @@ func (n *Node) register(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := writeKubeconfig(filepath.Join(n.dir, u.file), cfg); err != nil {
+		if err := cluster.WriteKubeconfig(filepath.Join(n.dir, u.file), cfg); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func writeKubeconfig(path string, cfg *rest.Config) error {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["local"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["user"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
-	kc.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "user"}
-	kc.CurrentContext = "local"
-	return clientcmd.WriteToFile(*kc, path)
 }
 
 func (n *Node) startKubelet(ctx context.Context) error {

@@ -62,8 +62,12 @@ limitations under the License.
 // per family and nothing left behind; with ServiceHolder, in both handoff
 // modes, the shared one never leaving an address unreported. With ServiceHolder, the handoffs:
 // the shared one never leaves an address unreported, the gap one is taken
-// by the Services the backend cannot share with, and a hold deleted behind
-// the driver's back comes back.
+// by the Services the backend cannot share with, a hold deleted behind
+// the driver's back comes back, and a carrier deleted while the driver is
+// down goes by the operating manual's procedure and the address is held
+// again; with HandPinner too, a Service pinned by hand to the address never
+// gets it across shared handoffs, and under gap handoffs takes it only
+// until it goes.
 //
 // It is test support: it runs the core (internal/core) in the test process
 // as a cluster runs it beside the driver, and is imported only by tests.

@@ -79,7 +79,18 @@ func specs(h Harness) []spec {
 			spec{"handoff/gap, where the backend cannot share", func(t *testing.T, g *WithT, s *suite) { gapHandoff(t, g, s, holder) }},
 			spec{"handoff/a hold deleted behind the driver's back comes back", holdComesBack},
 			spec{"handoff/gap forced, then the upgrade to shared", func(t *testing.T, g *WithT, s *suite) { upgradeToShared(t, g, s, holder) }},
+			spec{"handoff/a carrier deleted while the driver is down", carrierDeletedWhileDown},
 		)
+		if hand != nil {
+			out = append(out,
+				spec{"handoff/a contender pinned by hand never gets a shared address", func(t *testing.T, g *WithT, s *suite) {
+					contenderShared(t, g, s, hand)
+				}},
+				spec{"handoff/a contender under the gap handoff takes nothing for good", func(t *testing.T, g *WithT, s *suite) {
+					contenderGap(t, g, s, hand, holder)
+				}},
+			)
+		}
 	}
 	out = append(out,
 		spec{"core down/the driver writes an address's status after the core", statusAfterCore},

@@ -22,14 +22,10 @@ import (
 	b "github.com/cozystack/address-controller/test/builder"
 
 	"context"
-	"fmt"
-	"sync"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
@@ -97,32 +93,6 @@ func AllocationPlaceholder(claim *v1alpha1.IPAddressClaim, class string) *corev1
 	ph.Annotations = map[string]string{"metallb.io/address-pool": params.PoolName(class),
 		placeholder.AnnotationClaim: claim.Namespace + "/" + claim.Name}
 	return ph
-}
-
-// Contend keeps asking MetalLB for ip with a Service pinned to it by hand
-// (an admin's, which no admission policy stops): it rewrites an annotation
-// of the Service every period, each write making MetalLB process it again,
-// until stop is closed or 30,000 writes were made.
-func Contend(t *testing.T, g Gomega, ns, ip string, period time.Duration) (name string, stop func()) {
-	name = "contender"
-	Kit.Create(g, b.Service(ns, name, b.PinnedByHand(ip)))
-	done, finished := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(finished)
-		for i := range 30000 {
-			select {
-			case <-done:
-				return
-			case <-time.After(period):
-			}
-			patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{"test/try":"%d"}}}`, i))
-			_ = Client.Patch(context.Background(), b.Service(ns, name), client.RawPatch(types.MergePatchType, patch))
-		}
-	}()
-	var once sync.Once
-	stop = func() { once.Do(func() { close(done); <-finished }) }
-	t.Cleanup(stop)
-	return name, stop
 }
 
 // ServiceEvents lists the reasons and messages of the events about Service
