@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,6 +87,17 @@ func (contractHarness) Ranges() (v4, v6 netip.Prefix) {
 func (contractHarness) Parameters(ranges ...netip.Prefix) string {
 	raw, _ := json.Marshal(map[string]any{"addresses": ranges})
 	return string(raw)
+}
+
+// PinByHand writes lbipam.cilium.io/ips and the label the class's pool
+// selects, as an admin would.
+func (contractHarness) PinByHand(svc *corev1.Service, class string, ips ...netip.Addr) {
+	s := make([]string, len(ips))
+	for i, ip := range ips {
+		s[i] = ip.String()
+	}
+	metav1.SetMetaDataAnnotation(&svc.ObjectMeta, "lbipam.cilium.io/ips", strings.Join(s, ","))
+	metav1.SetMetaDataLabel(&svc.ObjectMeta, cilium.LabelPool, placeholder.LabelValue(class))
 }
 
 // Leftovers are the class's placeholders and rendered pool.

@@ -43,10 +43,10 @@ import (
 // contend creates Service "contender" in ns, pinned by hand to ip, and
 // touches it every period, so that the backend considers its request again
 // and again, until stop (or the end of t).
-func (s *suite) contend(t *testing.T, g *WithT, hand HandPinner, ns, ip string, period time.Duration) (name string, stop func()) {
+func (s *suite) contend(t *testing.T, g *WithT, hand HandPinner, ns, class, ip string, period time.Duration) (name string, stop func()) {
 	name = "contender"
 	svc := b.Service(ns, name)
-	hand.PinByHand(svc, netip.MustParseAddr(ip))
+	hand.PinByHand(svc, class, netip.MustParseAddr(ip))
 	s.kit.Create(g, svc)
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -74,10 +74,10 @@ func (s *suite) contend(t *testing.T, g *WithT, hand HandPinner, ns, ip string, 
 // unreported.
 func contenderShared(t *testing.T, g *WithT, s *suite, hand HandPinner) {
 	ns, addrs := s.heldClaim(t, g, v1alpha1.IPv4)
-	ip := addrs[0].Address
+	ip, class := addrs[0].Address, s.kit.Address(g, addrs[0].Name).Spec.ClassName
 	g.Eventually(s.holderOf(g, ns, ip), timeout, tick).ShouldNot(BeEmpty())
 	watcher := testkit.WatchIPs(t, g, s.cfg, ip)
-	contender, stop := s.contend(t, g, hand, ns, ip, 20*time.Millisecond)
+	contender, stop := s.contend(t, g, hand, ns, class, ip, 20*time.Millisecond)
 	rounds := testkit.Rounds(10, 100)
 	svc := b.Service(ns, "a", b.ForClaim("web"))
 	s.kit.Create(g, svc)
@@ -104,7 +104,7 @@ func contenderShared(t *testing.T, g *WithT, s *suite, hand HandPinner) {
 // count the address as the contender's while no Service reports it.
 func contenderGap(t *testing.T, g *WithT, s *suite, hand HandPinner, holder ServiceHolder) {
 	ns, addrs := s.heldClaim(t, g, v1alpha1.IPv4)
-	ip := addrs[0].Address
+	ip, class := addrs[0].Address, s.kit.Address(g, addrs[0].Name).Spec.ClassName
 	// Cleanups run last first: the gap driver stops, then the harness's
 	// own starts again.
 	s.stopDriver(t)
@@ -112,7 +112,7 @@ func contenderGap(t *testing.T, g *WithT, s *suite, hand HandPinner, holder Serv
 	g.Eventually(s.holderOf(g, ns, ip), timeout, tick).ShouldNot(BeEmpty())
 	watcher := testkit.WatchIPs(t, g, s.cfg, ip)
 	const period, patience = 100 * time.Millisecond, 3 * timeout
-	contender, stop := s.contend(t, g, hand, ns, ip, period)
+	contender, stop := s.contend(t, g, hand, ns, class, ip, period)
 	svc := b.Service(ns, "a")
 	s.kit.Create(g, svc)
 	stolen, rounds := 0, testkit.Rounds(5, 100)
@@ -133,7 +133,7 @@ func contenderGap(t *testing.T, g *WithT, s *suite, hand HandPinner, holder Serv
 		g.Expect(s.c.Delete(context.Background(), b.Service(ns, contender))).To(Succeed())
 		g.Eventually(s.kit.Gone(b.Service(ns, contender)), timeout, tick).Should(BeTrue())
 		g.Eventually(want, patience, tick).ShouldNot(BeEmpty(), "%s after the contender went", what)
-		contender, stop = s.contend(t, g, hand, ns, ip, period)
+		contender, stop = s.contend(t, g, hand, ns, class, ip, period)
 	}
 	carried := func() string {
 		if slices.Equal(s.kit.Ingress(g, ns, "a")(), []string{ip}) {

@@ -62,13 +62,15 @@ type Harness interface {
 
 // HandPinner is implemented by a harness whose backend honours a pin an
 // admin writes on a Service by hand, without the driver (MetalLB's
-// metallb.io/loadBalancerIPs). With it the suite also checks that a hand
-// pin on an address the backend holds for a claim is refused: the Service
-// never gets the address, and the backend says so on the Service.
+// metallb.io/loadBalancerIPs; LB-IPAM's lbipam.cilium.io/ips with the
+// label its pool selects). With it the suite also checks that a hand pin
+// on an address the backend holds for a claim is refused: the Service
+// never gets the address, and the backend says so on the Service (a
+// Warning event, or a condition of its status that is False).
 type HandPinner interface {
 	// PinByHand sets on svc, before it is created, what an admin writes to
-	// ask the backend for ips.
-	PinByHand(svc *corev1.Service, ips ...netip.Addr)
+	// ask the backend for ips of class.
+	PinByHand(svc *corev1.Service, class string, ips ...netip.Addr)
 }
 
 // ServiceHolder is implemented by a harness whose backend holds an address,

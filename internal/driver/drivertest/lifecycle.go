@@ -98,7 +98,7 @@ func adoption(t *testing.T, g *WithT, s *suite, hand HandPinner) {
 	name := testkit.Name(t)
 
 	legacy := b.Service(ns, "legacy")
-	hand.PinByHand(legacy, ip)
+	hand.PinByHand(legacy, class, ip)
 	handWritten := maps.Clone(legacy.Annotations)
 	s.kit.Create(g, legacy)
 	keeps := func(g Gomega) {

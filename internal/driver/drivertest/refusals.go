@@ -87,7 +87,7 @@ func refusals(t *testing.T, g *WithT, s *suite, hand HandPinner) {
 		s.claim(g, ns, "spare", class, v1alpha1.IPv4)
 		s.bound(g, ns, "spare")
 		svc := b.Service(ns, "pinned-elsewhere", b.ForClaim("spare"))
-		hand.PinByHand(svc, netip.MustParseAddr("192.0.2.200"))
+		hand.PinByHand(svc, class, netip.MustParseAddr("192.0.2.200"))
 		handWritten = maps.Clone(svc.Annotations)
 		cases = append(cases, struct {
 			svc *corev1.Service

@@ -378,9 +378,9 @@ func conflictHandPin(t *testing.T, g *WithT, s *suite, p HandPinner) {
 	ns, addrs := s.heldClaim(t, g, v1alpha1.IPv4)
 
 	svc := b.Service(ns, "pinned")
-	p.PinByHand(svc, netip.MustParseAddr(addrs[0].Address))
+	p.PinByHand(svc, s.kit.Address(g, addrs[0].Name).Spec.ClassName, netip.MustParseAddr(addrs[0].Address))
 	s.kit.Create(g, svc)
-	g.Eventually(s.kit.WarningsAbout(g, svc), timeout, tick).ShouldNot(BeEmpty(), "the backend reports the refusal")
+	g.Eventually(s.refusedOn(g, svc), timeout, tick).ShouldNot(BeEmpty(), "the backend reports the refusal")
 	g.Consistently(s.kit.Ingress(g, ns, "pinned"), settle, tick).ShouldNot(ContainElement(addrs[0].Address))
 	g.Expect(s.kit.StateOfAddress(g, addrs[0].Name)()).To(HaveField("Phase", v1alpha1.AddressBound))
 	s.held(g, addrs)
@@ -575,3 +575,19 @@ func (s *suite) addressesOf(g *WithT, claim *v1alpha1.IPAddressClaim) []string {
 
 // classWrites is the path part of every write to an IPAddressClass.
 var classWrites = "/apis/" + v1alpha1.GroupVersion.String() + "/ipaddressclasses/"
+
+// refusedOn lists what the backend says on svc against its request: its
+// Warning events, and the messages of the conditions of its status that
+// are False (LB-IPAM's way).
+func (s *suite) refusedOn(g *WithT, svc *corev1.Service) func() []string {
+	warnings := s.kit.WarningsAbout(g, svc)
+	return func() []string {
+		out := warnings()
+		for _, c := range s.kit.Service(g, svc.Namespace, svc.Name).Status.Conditions {
+			if c.Status == metav1.ConditionFalse {
+				out = append(out, c.Type+": "+c.Message)
+			}
+		}
+		return out
+	}
+}

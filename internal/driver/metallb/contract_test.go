@@ -73,8 +73,9 @@ func (contractHarness) Leftovers(ctx context.Context, c client.Client, class str
 	return mt.Leftovers(ctx, c, class)
 }
 
-// PinByHand writes metallb.io/loadBalancerIPs, as an admin would.
-func (contractHarness) PinByHand(svc *corev1.Service, ips ...netip.Addr) {
+// PinByHand writes metallb.io/loadBalancerIPs, as an admin would; MetalLB
+// finds the pool by the addresses.
+func (contractHarness) PinByHand(svc *corev1.Service, _ string, ips ...netip.Addr) {
 	s := make([]string, len(ips))
 	for i, ip := range ips {
 		s[i] = ip.String()
