@@ -117,7 +117,9 @@ type Gate interface {
 // Service, so each holds one with a placeholder Service.
 type Holder interface {
 	// Unhold releases the backend's hold on a, so that a workload can take
-	// the address. released is true once the driver's cache shows the hold
+	// the address. Only the carrier's pass calls it: once the carrier
+	// reports the address (shared handoff), or before the carrier is pinned
+	// (gap handoff). released is true once the driver's cache shows the hold
 	// gone: a workload is pinned only then, so that the backend, which sees
 	// the same events in the same order, finds the address free when the
 	// workload asks for it. A hold going away wakes the Service pass of the

@@ -152,9 +152,11 @@ func (r *AddressReconciler) standAside(ctx context.Context, a *v1alpha1.IPAddres
 	return r.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { *s = st })
 }
 
-// carry keeps a live association going: the holds go once the carrier
-// reports the address (at once, for a gap handoff), and a pin the backend
-// has not honoured is asked again once nothing stands in its way.
+// carry keeps a live association going: until the carrier of a shared
+// handoff reports the address, the hold keeps it, and a pin the backend has
+// not honoured is asked again once nothing stands in its way. The holds go
+// by the carrier's pass alone (ServiceReconciler.associate), once the
+// carrier reports the address or, for a gap handoff, before its pin.
 func (r *AddressReconciler) carry(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass,
 	carrier *corev1.Service, obs *holdObservation) error {
 	h := r.handoffFor(carrier)
@@ -162,7 +164,6 @@ func (r *AddressReconciler) carry(ctx context.Context, a *v1alpha1.IPAddress, cl
 	obs.carried = slices.Contains(ingressIPs(carrier), a.Spec.Address)
 	pinned, byDriver := r.backend.PinnedTo(carrier)
 	if h.shared && !obs.carried && class != nil {
-		// Until the carrier reports the address, the hold keeps it.
 		ip, err := a.IP()
 		if err != nil {
 			return nil
@@ -170,8 +171,6 @@ func (r *AddressReconciler) carry(ctx context.Context, a *v1alpha1.IPAddress, cl
 		if obs.hold, err = r.hold(ctx, a, class, ip); err != nil {
 			return err
 		}
-	} else if released, err := unhold(ctx, r.backend, a); err != nil || !released {
-		return err
 	}
 	if obs.carried || !byDriver || !slices.Contains(pinned, mustIP(a)) {
 		return nil

@@ -29,10 +29,10 @@ import (
 // after that is harmless, only a wasted request.
 const deletionMemory = 30 * time.Second
 
-// Deletions remembers the objects this process deleted lately. Two passes
-// acting on the same cache (the Service pass handing an address over and the
-// address pass seeing the association it recorded) would otherwise both
-// delete the hold. The zero value is ready to use.
+// Deletions remembers the objects this process deleted lately. A pass that
+// runs again before the cache shows its own deletion (a hold the carrier's
+// pass let go, woken again by the carrier's next write) would otherwise
+// delete it again. The zero value is ready to use.
 type Deletions struct {
 	mu     sync.Mutex
 	at     map[types.UID]time.Time
