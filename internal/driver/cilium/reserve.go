@@ -76,28 +76,15 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 // every namespace: only the driver knows the key) so that a workload can
 // join it. A placeholder Reserve left for it is adopted; extra ones go.
 func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass) (driver.HoldState, error) {
-	ip, err := a.IP()
-	if err != nil {
-		return driver.HoldState{Reason: v1alpha1.ReasonInvalidAddress, Message: err.Error()}, nil
-	}
-	key, err := b.secret.HoldKey(ctx, b, a)
-	if err != nil {
-		return driver.HoldState{}, err
-	}
-	ph, err := b.Set.Hold(ctx, a, ip, class.Name, func(ph *corev1.Service, _ bool) { markHold(ph, class.Name, ip, key) })
-	if err != nil || ph == nil {
-		return driver.HoldState{}, err
-	}
-	if got, ok := placeholder.IngressOfFamily(ph, a.Family()); ok && got == ip {
-		return driver.HoldState{Held: true, Reason: driver.ReasonHeld,
-			Message: fmt.Sprintf("Cilium's LB-IPAM assigns %s to placeholder %s/%s", ip, ph.Namespace, ph.Name)}, nil
-	}
-	if covered, known := b.poolCovers(ctx, class.Name, ip); known && !covered {
-		return driver.HoldState{Lost: true, Reason: driver.ReasonBackendLost,
-			Message: fmt.Sprintf("%s is outside CiliumLoadBalancerIPPool %s; LB-IPAM cannot hold it", ip, poolName(class.Name))}, nil
-	}
-	return driver.HoldState{Reason: driver.ReasonHoldPending,
-		Message: fmt.Sprintf("Placeholder %s/%s waits for Cilium's LB-IPAM to assign %s", ph.Namespace, ph.Name, ip)}, nil
+	return b.allocator().Hold(ctx, b.Set, b.secret, b, a, class.Name, func(ph *corev1.Service, _ bool, ip netip.Addr, key string) {
+		markHold(ph, class.Name, ip, key)
+	})
+}
+
+// allocator is LB-IPAM, as the holds' conditions name it.
+func (b *Backend) allocator() placeholder.Allocator {
+	return placeholder.Allocator{Name: "Cilium's LB-IPAM", Covers: b.poolCovers,
+		Pool: func(class string) string { return "CiliumLoadBalancerIPPool " + poolName(class) }}
 }
 
 // markHold makes a hold selected by the class's pool, pinned to its address,

@@ -49,11 +49,9 @@ const (
 	KindHandoverPlan = "HandoverPlan"
 )
 
-// ImportPlan is an import's plan as -o json|yaml writes it, and with
-// --apply what was done.
-type ImportPlan struct {
-	metav1.TypeMeta `json:",inline"`
-	// Class is the IPAddressClass imported into; Driver the driver that
+// Subject is what every document says of its run.
+type Subject struct {
+	// Class is the IPAddressClass the run is about; Driver the driver that
 	// serves it.
 	Class  string `json:"class"`
 	Driver string `json:"driver"`
@@ -62,8 +60,20 @@ type ImportPlan struct {
 	Namespaces []string `json:"namespaces,omitempty"`
 	// Selector is the label selector the Services had to match, if any.
 	Selector string `json:"selector,omitempty"`
-	// Applied: the run wrote (--apply); every import then has a result.
+	// Applied: the run wrote (--apply); every item then has a result.
 	Applied bool `json:"applied"`
+}
+
+// subjectOf is what opts say of the run.
+func subjectOf(opts Options) Subject {
+	return Subject{Class: opts.Class, Driver: opts.Driver, Namespaces: opts.Namespaces, Selector: selectorOf(opts.Scope), Applied: opts.Apply}
+}
+
+// ImportPlan is an import's plan as -o json|yaml writes it, and with
+// --apply what was done.
+type ImportPlan struct {
+	metav1.TypeMeta `json:",inline"`
+	Subject
 	// Imports are the Services brought under a claim, by namespace and
 	// name.
 	Imports []PlannedImport `json:"imports"`
@@ -114,12 +124,8 @@ type PlannedSkip struct {
 // what was done.
 type UndoPlan struct {
 	metav1.TypeMeta `json:",inline"`
-	Class           string        `json:"class"`
-	Driver          string        `json:"driver"`
-	Namespaces      []string      `json:"namespaces,omitempty"`
-	Selector        string        `json:"selector,omitempty"`
-	Applied         bool          `json:"applied"`
-	Undos           []PlannedUndo `json:"undos"`
+	Subject
+	Undos []PlannedUndo `json:"undos"`
 }
 
 // PlannedUndo is one import to take back, or to keep.
@@ -146,9 +152,8 @@ type UndoResult struct {
 // HandoverPlan is what --handover changes, and with --apply how it ended.
 type HandoverPlan struct {
 	metav1.TypeMeta `json:",inline"`
-	Class           string `json:"class"`
-	Driver          string `json:"driver"`
-	Applied         bool   `json:"applied"`
+	// Subject names no namespaces or selector: a handover is about the class.
+	Subject
 	// Steps are the writes, one line each, in their order; none when
 	// nothing else overlaps the class.
 	Steps []string `json:"steps"`
@@ -171,8 +176,9 @@ type HandoverResult struct {
 }
 
 func importDocument(opts Options, plan Plan, outcomes []Outcome) ImportPlan {
-	doc := ImportPlan{TypeMeta: typeMeta(KindImportPlan), Class: plan.Class, Driver: opts.Driver,
-		Namespaces: opts.Namespaces, Selector: selectorOf(opts.Scope), Applied: opts.Apply,
+	run := subjectOf(opts)
+	run.Class = plan.Class
+	doc := ImportPlan{TypeMeta: typeMeta(KindImportPlan), Subject: run,
 		Imports: make([]PlannedImport, 0, len(plan.Imports)), Skips: make([]PlannedSkip, 0, len(plan.Skips))}
 	results := map[types.UID]*ImportResult{}
 	for _, o := range outcomes {
@@ -206,8 +212,7 @@ func (doc ImportPlan) failed() (n int) {
 }
 
 func undoDocument(opts Options, undos []Undo, results map[string]error) UndoPlan {
-	doc := UndoPlan{TypeMeta: typeMeta(KindUndoPlan), Class: opts.Class, Driver: opts.Driver,
-		Namespaces: opts.Namespaces, Selector: selectorOf(opts.Scope), Applied: opts.Apply, Undos: make([]PlannedUndo, 0, len(undos))}
+	doc := UndoPlan{TypeMeta: typeMeta(KindUndoPlan), Subject: subjectOf(opts), Undos: make([]PlannedUndo, 0, len(undos))}
 	for _, u := range undos {
 		p := PlannedUndo{Namespace: u.Namespace, Claim: u.Claim, Service: u.Service, IPAddresses: u.Addresses, Action: "remove", Reason: u.Reason}
 		if u.Reason != "" {
@@ -236,8 +241,7 @@ func (doc UndoPlan) failed() (n int) {
 // handoverDocument is the handover h, and with --apply how it ended: err
 // is the handover's error.
 func handoverDocument(opts Options, h *Handover, err error) HandoverPlan {
-	doc := HandoverPlan{TypeMeta: typeMeta(KindHandoverPlan), Class: opts.Class, Driver: opts.Driver,
-		Applied: opts.Apply, Steps: h.Steps(), Blockers: h.Blockers, Unimported: h.Unimported}
+	doc := HandoverPlan{TypeMeta: typeMeta(KindHandoverPlan), Subject: Subject{Class: opts.Class, Driver: opts.Driver, Applied: opts.Apply}, Steps: h.Steps(), Blockers: h.Blockers, Unimported: h.Unimported}
 	if doc.Steps == nil {
 		doc.Steps = []string{}
 	}

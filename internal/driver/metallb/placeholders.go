@@ -79,40 +79,21 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 // ones go. A placeholder it creates carries the retry token of the state
 // the driver acts in (driver.RetryToken).
 func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alpha1.IPAddressClass) (driver.HoldState, error) {
-	ip, err := a.IP()
-	if err != nil {
-		return driver.HoldState{Reason: "InvalidAddress", Message: err.Error()}, nil
-	}
-	key, err := b.secret.HoldKey(ctx, b, a)
-	if err != nil {
-		return driver.HoldState{}, err
-	}
-	ph, err := b.Set.Hold(ctx, a, ip, class.Name, func(ph *corev1.Service, created bool) {
+	return b.allocator().Hold(ctx, b.Set, b.secret, b, a, class.Name, func(ph *corev1.Service, created bool, ip netip.Addr, key string) {
 		markHold(ph, ip, key)
 		if created {
 			ph.Annotations[annotationRetry] = driver.RetryToken(ctx)
 			b.metrics.holdsCreated.Inc()
 		}
 	})
-	if err != nil || ph == nil {
-		return driver.HoldState{}, err
-	}
-	return b.holdState(ctx, ph, class, ip), nil
 }
 
-// holdState says whether MetalLB gives the placeholder its address.
-func (b *Backend) holdState(ctx context.Context, ph *corev1.Service, class *v1alpha1.IPAddressClass, ip netip.Addr) driver.HoldState {
-	if got, ok := placeholder.IngressOfFamily(ph, v1alpha1.FamilyOf(ip)); ok && got == ip {
-		return driver.HoldState{Held: true, Reason: driver.ReasonHeld,
-			Message: fmt.Sprintf("MetalLB assigns %s to placeholder %s/%s", ip, ph.Namespace, ph.Name)}
-	}
-	covered, known := b.poolCovers(ctx, class.Name, ip)
-	if known && !covered {
-		return driver.HoldState{Lost: true, Reason: driver.ReasonBackendLost,
-			Message: fmt.Sprintf("%s is outside every range of IPAddressPool %s/%s; MetalLB cannot hold it", ip, b.opts.MetalLBNamespace, params.PoolName(class.Name))}
-	}
-	return driver.HoldState{Reason: driver.ReasonHoldPending,
-		Message: fmt.Sprintf("Placeholder %s/%s waits for MetalLB to assign %s", ph.Namespace, ph.Name, ip)}
+// allocator is MetalLB, as the holds' conditions name it.
+func (b *Backend) allocator() placeholder.Allocator {
+	return placeholder.Allocator{Name: "MetalLB", Covers: b.poolCovers,
+		Pool: func(class string) string {
+			return "IPAddressPool " + b.opts.MetalLBNamespace + "/" + params.PoolName(class)
+		}}
 }
 
 // markHold pins a hold to its address and gives it the sharing key.
