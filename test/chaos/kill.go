@@ -20,13 +20,10 @@ import (
 	"context"
 	"maps"
 	"math/rand/v2"
-	"net/http"
 	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/cozystack/address-controller/test/promtext"
 )
 
 // Kill kinds, as the report counts them.
@@ -239,7 +236,7 @@ func (k *killer) leader(ctx context.Context, kind, lease string) string {
 	}
 	var leaders []string
 	for _, r := range k.e.managers[kind] {
-		if leads(ctx, r.metricsURL, lease) {
+		if leadsAndReady(ctx, r.metricsURL, lease, false) {
 			leaders = append(leaders, r.name)
 		}
 	}
@@ -250,31 +247,6 @@ func (k *killer) leader(ctx context.Context, kind, lease string) string {
 	k.identities[id] = leaders[0]
 	k.mu.Unlock()
 	return leaders[0]
-}
-
-// leads reads a replica's leader_election_master_status for lease.
-func leads(ctx context.Context, url, lease string) bool {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return false
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	defer func() { _ = resp.Body.Close() }()
-	m, err := promtext.Parse(resp.Body, "leader_election_master_status")
-	if err != nil {
-		return false
-	}
-	for _, s := range m["leader_election_master_status"] {
-		if s.Labels["name"] == lease && s.Value == 1 {
-			return true
-		}
-	}
-	return false
 }
 
 // summary returns the kills by kind, the time of the last one, and any
