@@ -100,6 +100,9 @@ func (contractHarness) PinByHand(svc *corev1.Service, class string, ips ...netip
 	metav1.SetMetaDataLabel(&svc.ObjectMeta, cilium.LabelPool, placeholder.LabelValue(class))
 }
 
+// KeyOf reads lbipam.cilium.io/sharing-key.
+func (contractHarness) KeyOf(svc *corev1.Service) string { return svc.Annotations["lbipam.cilium.io/sharing-key"] }
+
 // Leftovers are the class's placeholders and rendered pool.
 func (contractHarness) Leftovers(ctx context.Context, c client.Client, class string) ([]string, error) {
 	out, err := drivertest.Objects(ctx, c, &corev1.ServiceList{}, "Service", placeholderNS, map[string]string{v1alpha1.LabelClass: class})

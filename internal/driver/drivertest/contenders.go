@@ -30,6 +30,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -184,4 +186,65 @@ func carrierDeletedWhileDown(t *testing.T, g *WithT, s *suite) {
 	restart()
 	s.held(g, addrs)
 	g.Eventually(s.kit.AddressReason(g, addrs[0].Name, v1alpha1.ConditionAssociated), timeout, tick).Should(Equal(driver.ReasonNotAssociated))
+}
+
+// formerTenant: a Retain claim carried by a Service through a shared
+// handoff is deleted. Its former carrier keeps nothing the driver wrote,
+// the hold has the address back with no moment unreported and then shares
+// a key of its own, and a Service carrying everything the tenant could read
+// on its carrier (the backend's pin and sharing key, and the labels that
+// select the pool) does not get the address: the hold keeps it.
+func formerTenant(t *testing.T, g *WithT, s *suite, holder ServiceHolder) {
+	ns, addrs := s.heldClaim(t, g, v1alpha1.IPv4)
+	ip := addrs[0].Address
+	g.Eventually(s.holderOf(g, ns, ip), timeout, tick).ShouldNot(BeEmpty())
+	s.kit.Create(g, b.Service(ns, "a", b.ForClaim("web")))
+	s.carried(g, ns, "a", addrs)
+	g.Eventually(s.kit.AddressReason(g, addrs[0].Name, v1alpha1.ConditionAssociated), timeout, tick).Should(Equal(driver.ReasonSharedHandoff))
+	worn := s.kit.Service(g, ns, "a")
+	oldKey := holder.KeyOf(worn)
+	g.Expect(oldKey).NotTo(BeEmpty(), "the tenant can read the key on its Service")
+
+	watcher := testkit.WatchIPs(t, g, s.cfg, ip)
+	g.Expect(s.c.Delete(context.Background(), b.Claim(ns, "web"))).To(Succeed())
+	g.Eventually(s.kit.StateOfAddress(g, addrs[0].Name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressReleased))
+	g.Eventually(func(g Gomega) {
+		svc := s.kit.Service(g, ns, "a")
+		for k := range worn.Annotations {
+			if k != v1alpha1.AnnotationIPAddressClaim {
+				g.Expect(svc.Annotations).NotTo(HaveKey(k), "the former carrier keeps no annotation the driver wrote")
+			}
+		}
+		for k := range worn.Labels {
+			g.Expect(svc.Labels).NotTo(HaveKey(k), "the former carrier keeps no label the driver wrote")
+		}
+		g.Expect(svc.Finalizers).NotTo(ContainElement(v1alpha1.DriverCarrierFinalizer(s.h.Provisioner())))
+		g.Expect(svc.Status.LoadBalancer.Ingress).To(BeEmpty())
+	}, timeout, tick).Should(Succeed())
+	hold := func() string {
+		hns, name, _ := strings.Cut(s.holderOf(g, ns, ip)(), "/")
+		svc := &corev1.Service{}
+		if name == "" || s.c.Get(context.Background(), client.ObjectKey{Namespace: hns, Name: name}, svc) != nil {
+			return ""
+		}
+		return holder.KeyOf(svc)
+	}
+	g.Eventually(hold, timeout, tick).Should(And(Not(BeEmpty()), Not(Equal(oldKey))), "the hold shares a key no tenant saw")
+	g.Expect(watcher.Gaps()[ip]).To(BeEmpty(), "the hold had the address back before the carrier let go")
+
+	thief := b.Service(ns, "thief")
+	for k, v := range worn.Annotations {
+		if k != v1alpha1.AnnotationIPAddressClaim && !strings.HasPrefix(k, v1alpha1.GroupVersion.Group+"/") {
+			metav1.SetMetaDataAnnotation(&thief.ObjectMeta, k, v)
+		}
+	}
+	for k, v := range worn.Labels {
+		metav1.SetMetaDataLabel(&thief.ObjectMeta, k, v)
+	}
+	g.Expect(holder.KeyOf(thief)).To(Equal(oldKey))
+	s.kit.Create(g, thief)
+	g.Eventually(s.refusedOn(g, thief), timeout, tick).ShouldNot(BeEmpty(), "the backend refuses the old key")
+	g.Consistently(s.holderOf(g, ns, ip), settle, tick).ShouldNot(BeEmpty())
+	g.Expect(watcher.Took(ns, "thief")).To(BeZero(), "the former tenant's Service got the address")
+	g.Expect(s.kit.StateOfAddress(g, addrs[0].Name)()).To(HaveField("Phase", v1alpha1.AddressReleased))
 }

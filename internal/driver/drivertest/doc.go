@@ -65,7 +65,10 @@ limitations under the License.
 // by the Services the backend cannot share with, a hold deleted behind
 // the driver's back comes back, and a carrier deleted while the driver is
 // down goes by the operating manual's procedure and the address is held
-// again; with HandPinner too, a Service pinned by hand to the address never
+// again, and a former tenant keeps nothing (its carrier nothing of the
+// driver's, the hold a key of its own, and a Service carrying what the
+// tenant could read on its carrier does not get the address); with
+// HandPinner too, a Service pinned by hand to the address never
 // gets it across shared handoffs, and under gap handoffs takes it only
 // until it goes.
 //

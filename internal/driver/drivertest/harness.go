@@ -79,7 +79,8 @@ type HandPinner interface {
 // (a driver.Sharer). With it the suite also checks the handoffs: the
 // shared one never leaves an address unreported, the gap one is taken
 // where the backend cannot share, and a hold deleted behind the driver's
-// back comes back; and a driver forced to the gap handoff, then upgraded.
+// back comes back; and a driver forced to the gap handoff, then upgraded;
+// and a former tenant's copy of its carrier's pin and key is refused.
 type ServiceHolder interface {
 	// StartGapDriver is StartDriver with the driver forced to the gap
 	// handoff (driver.Options.Handoff set to driver.HandoffGap).
@@ -89,6 +90,8 @@ type ServiceHolder interface {
 	// address with its hold, by the word the driver gives as why (in the
 	// message of the address's Associated condition).
 	Unshareable() map[string]b.ServiceOption
+	// KeyOf reads the backend's sharing key on svc ("" if none).
+	KeyOf(svc *corev1.Service) string
 }
 
 // Prober is implemented by a harness whose driver writes on its own, for

@@ -80,6 +80,7 @@ func specs(h Harness) []spec {
 			spec{"handoff/a hold deleted behind the driver's back comes back", holdComesBack},
 			spec{"handoff/gap forced, then the upgrade to shared", func(t *testing.T, g *WithT, s *suite) { upgradeToShared(t, g, s, holder) }},
 			spec{"handoff/a carrier deleted while the driver is down", carrierDeletedWhileDown},
+			spec{"handoff/a former tenant keeps nothing", func(t *testing.T, g *WithT, s *suite) { formerTenant(t, g, s, holder) }},
 		)
 		if hand != nil {
 			out = append(out,
