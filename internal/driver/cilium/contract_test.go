@@ -101,7 +101,9 @@ func (contractHarness) PinByHand(svc *corev1.Service, class string, ips ...netip
 }
 
 // KeyOf reads lbipam.cilium.io/sharing-key.
-func (contractHarness) KeyOf(svc *corev1.Service) string { return svc.Annotations["lbipam.cilium.io/sharing-key"] }
+func (contractHarness) KeyOf(svc *corev1.Service) string {
+	return svc.Annotations["lbipam.cilium.io/sharing-key"]
+}
 
 // Leftovers are the class's placeholders and rendered pool.
 func (contractHarness) Leftovers(ctx context.Context, c client.Client, class string) ([]string, error) {

@@ -84,7 +84,9 @@ func (contractHarness) PinByHand(svc *corev1.Service, _ string, ips ...netip.Add
 }
 
 // KeyOf reads metallb.io/allow-shared-ip.
-func (contractHarness) KeyOf(svc *corev1.Service) string { return svc.Annotations["metallb.io/allow-shared-ip"] }
+func (contractHarness) KeyOf(svc *corev1.Service) string {
+	return svc.Annotations["metallb.io/allow-shared-ip"]
+}
 
 // ProbeWrites are the gate's questions to MetalLB, asked at every start.
 func (contractHarness) ProbeWrites() []string { return []string{"/services/metallb-iad-probe-"} }
