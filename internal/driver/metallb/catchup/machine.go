@@ -28,8 +28,10 @@ import (
 const Probes = 5
 
 // Patience is how long a question may wait for its answer: past it,
-// MetalLB is taken for not handling Services (down, with no configuration,
-// or in a long full pass) and the next write asks again.
+// MetalLB is taken for not ready (down, with no configuration, or in a long
+// full pass). The question stays out: whenever MetalLB gets to its probes,
+// their answers count. Nothing else would ask again: the writes that wait
+// for the gate are parked until it opens.
 const Patience = time.Minute
 
 // What a pool's status must show for its fall to read as a start of MetalLB
@@ -175,12 +177,13 @@ func Step(s State, e Event) (State, Actions) {
 		if !s.Open(e.Now) && s.Out == nil {
 			s, a.Ask = ask(s, e)
 		}
-	case AskFailed, Overdue:
+	case AskFailed:
 		if s.Out != nil && s.Out.At.Equal(e.At) {
 			s.Out = nil
-			if e.Kind == Overdue {
-				a.Ready = ptr(false)
-			}
+		}
+	case Overdue:
+		if s.Out != nil && s.Out.At.Equal(e.At) {
+			a.Ready = ptr(false)
 		}
 	case ProbeGone:
 		if s.Out != nil && s.Out.Set == e.Set {

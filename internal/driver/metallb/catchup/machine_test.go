@@ -128,10 +128,11 @@ func TestTheCatchUpMachine(t *testing.T) {
 			{answer: []int{0, 1, 2, 3, 4}, ask: true, ready: "0"},
 			answer,
 		}},
-		{"a question unanswered for its patience is overdue: MetalLB is not ready, and the next write asks again", []line{
+		{"a question unanswered for its patience is overdue: MetalLB is not ready, the question stays out, and its late answer opens the gate", []line{
 			ask,
 			{after: Patience, e: Event{Kind: Overdue}, ready: "0"},
-			ask,
+			{e: Event{Kind: Write}},
+			{after: 10 * time.Second, e: Event{Kind: Write}},
 			answer,
 		}},
 		{"a question that could not be written is asked again at the next write", []line{
@@ -232,14 +233,15 @@ func TestTheCatchUpMachine(t *testing.T) {
 }
 
 // TestAnAnswerToAnotherQuestionIsIgnored: MetalLB's answers to a question
-// that is no longer out (overdue, or asked on the other set) open nothing.
+// that is no longer out (its writing failed, so another was asked on the
+// other set) open nothing.
 func TestAnAnswerToAnotherQuestionIsIgnored(t *testing.T) {
 	s, _ := Step(State{Trust: time.Minute}, Event{Kind: Write, Now: t0, Order: order})
 	old := *s.Out
-	s, _ = Step(s, Event{Kind: Overdue, Now: t0.Add(Patience), At: old.At})
+	s, _ = Step(s, Event{Kind: AskFailed, Now: t0.Add(time.Second), At: old.At})
 	s, a := Step(s, Event{Kind: Write, Now: t0.Add(Patience), Order: order})
 	if a.Ask == nil || a.Ask.Set == old.Set {
-		t.Fatalf("asked %+v after %+v went overdue", a.Ask, old)
+		t.Fatalf("asked %+v after writing %+v failed", a.Ask, old)
 	}
 	for rv, i := range old.Order {
 		for _, e := range []Event{
