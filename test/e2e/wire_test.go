@@ -378,8 +378,8 @@ spec: {className: wire}
 		// ends there. A probe that fails later, on a loaded machine, is not
 		// part of it.
 		back, ok := wire.FirstSuccessAfter(probes, speakerBack)
-		Expect(ok).To(BeTrue(), "%s answered again within %s of the speaker's restart; its log since:\n%s",
-			x, recoverWithin, lastLines(announcer.SpeakerLog()[logged:], 40))
+		Expect(ok).To(BeTrue(), "%s answered again within %s of the speaker's restart; what its log says since of announcing:\n%s\nand its last lines:\n%s",
+			x, recoverWithin, announcing(announcer.SpeakerLog()[logged:]), lastLines(announcer.SpeakerLog()[logged:], 20))
 		o := wire.OutageAfter(slices.DeleteFunc(slices.Clone(probes), func(p wire.Probe) bool { return p.At.After(back.At) }), killed)
 		Expect(o.Recovered).To(BeTrue())
 		Expect(o.Failed).To(BeNumerically(">", 0), "the client could not reach %s while no speaker answered", x)
@@ -530,6 +530,20 @@ func setL2(ctx context.Context, l2 string) {
 }
 
 // lastLines is the last n lines of log.
+// announcing keeps the lines of a speaker's log about announcing an
+// address (its services, ARP and NDP responders, and the layer 2 status),
+// which a restart's burst of configuration lines would push out of its tail.
+func announcing(log string) string {
+	var kept []string
+	for line := range strings.SplitSeq(log, "\n") {
+		if l := strings.ToLower(line); strings.Contains(l, "announc") || strings.Contains(l, "responder") ||
+			strings.Contains(l, "withdraw") || strings.Contains(l, "layer2") {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
+
 func lastLines(log string, n int) string {
 	lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
