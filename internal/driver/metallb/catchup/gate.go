@@ -18,8 +18,9 @@ package catchup
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"math/rand/v2"
+	"strconv"
 	"sync"
 	"time"
 
@@ -131,7 +132,7 @@ func (g *Gate) Refused(ctx context.Context, at time.Time) {
 // Feed steps the machine and carries out its actions; it fails only when
 // writing a question does.
 func (g *Gate) Feed(ctx context.Context, e Event) error {
-	e.Now, e.Order = g.now().Round(0), rand.Perm(Probes) // Round(0): compared with stamps read back
+	e.Now = g.now().Round(0) // Round(0): compared with stamps read back
 	g.mu.Lock()
 	var a Actions
 	g.state, a = Step(g.state, e)
@@ -157,35 +158,45 @@ func (g *Gate) Feed(ctx context.Context, e Event) error {
 	if a.Ask == nil {
 		return nil
 	}
-	if err := g.ask(ctx, a.Ask); err != nil {
+	time.AfterFunc(Patience, func() { _ = g.Feed(ctx, Event{Kind: Overdue, At: a.Ask.At}) })
+	written, err := g.ask(ctx, a.Ask)
+	if err != nil {
 		_ = g.Feed(ctx, Event{Kind: AskFailed, At: a.Ask.At})
 		return err
 	}
-	time.AfterFunc(Patience, func() { _ = g.Feed(ctx, Event{Kind: Overdue, At: a.Ask.At}) })
-	return nil
+	return g.Feed(ctx, Event{Kind: Asked, At: a.Ask.At, Written: written})
 }
 
-// ask writes question q on its probes, in its order, creating them if need
-// be.
-func (g *Gate) ask(ctx context.Context, q *Question) error {
+// ask writes question q on its probes, all at once, creating them if need
+// be, and returns the revision each was written at.
+func (g *Gate) ask(ctx context.Context, q *Question) ([Probes]uint64, error) {
 	stamp := q.At.UTC().Format(time.RFC3339Nano)
-	for _, i := range q.Order {
-		probe := &corev1.Service{}
-		probe.Namespace, probe.Name = g.ns, probeNames[q.Set][i]
-		if _, err := controllerutil.CreateOrPatch(ctx, g.client, probe, func() error {
-			probe.Labels = map[string]string{params.LabelManagedBy: params.ManagedByValue}
-			probe.Annotations = map[string]string{AnnotationAllocatedFromPool: "probe", annotationAsked: stamp}
-			if probe.CreationTimestamp.IsZero() {
-				probe.Spec.Type, probe.Spec.ClusterIP = corev1.ServiceTypeClusterIP, corev1.ClusterIPNone
-				probe.Spec.Ports = []corev1.ServicePort{{Name: "probe", Port: placeholder.Port, Protocol: corev1.ProtocolTCP}}
+	var written [Probes]uint64
+	errs := make([]error, Probes)
+	var wg sync.WaitGroup
+	for i := range Probes {
+		wg.Go(func() {
+			probe := &corev1.Service{}
+			probe.Namespace, probe.Name = g.ns, probeNames[q.Set][i]
+			if _, errs[i] = controllerutil.CreateOrPatch(ctx, g.client, probe, func() error {
+				probe.Labels = map[string]string{params.LabelManagedBy: params.ManagedByValue}
+				probe.Annotations = map[string]string{AnnotationAllocatedFromPool: "probe", annotationAsked: stamp}
+				if probe.CreationTimestamp.IsZero() {
+					probe.Spec.Type, probe.Spec.ClusterIP = corev1.ServiceTypeClusterIP, corev1.ClusterIPNone
+					probe.Spec.Ports = []corev1.ServicePort{{Name: "probe", Port: placeholder.Port, Protocol: corev1.ProtocolTCP}}
+				}
+				return nil
+			}); errs[i] == nil {
+				written[i], errs[i] = strconv.ParseUint(probe.ResourceVersion, 10, 64)
 			}
-			return nil
-		}); err != nil {
-			return err
-		}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return written, err
 	}
 	log.FromContext(ctx).V(1).Info("Asked MetalLB whether it handles single Service events; the driver's changes wait for the answer")
-	return nil
+	return written, nil
 }
 
 // Client fails c's writes to Services with an error wrapping
@@ -241,7 +252,7 @@ var (
 		Help: "1 when MetalLB last answered the driver's probes from their own events, 0 when only a full pass did or a question went unanswered for a minute (it ignores single Service events, or is down); the driver changes no Service at 0.",
 	})
 	metricAnswers = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "metallb_iad_probes_total", Help: "MetalLB's answers to the driver's probes, by how they came (single-events, full-pass).",
+		Name: "metallb_iad_probes_total", Help: "MetalLB's answers to the driver's probes, by how they came (single-events: in the order written; full-pass: in another; early: begun before the question was all written, which tells nothing).",
 	}, []string{"answer"})
 	metricAnswerSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "metallb_iad_probe_seconds", Help: "How long MetalLB took to answer the driver's probes.",

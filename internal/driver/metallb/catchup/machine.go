@@ -23,9 +23,14 @@ import (
 	"time"
 )
 
-// Probes is how many probes a question asks: a full pass answers them in
-// the order asked once in 5! = 120 times.
+// Probes is how many probes a question asks: a full pass that finds them
+// all asked answers them in the order they were written once in 5! = 120
+// times.
 const Probes = 5
+
+// InOrder is how many questions in a row MetalLB must answer in the order
+// written for the gate to open: passes would, once in 120² = 14,400 times.
+const InOrder = 2
 
 // Patience is how long a question may wait for its answer: past it,
 // MetalLB is taken for not ready (down, with no configuration, or in a long
@@ -53,6 +58,9 @@ const (
 	Write Kind = iota
 	// AskFailed: writing the question stamped At failed.
 	AskFailed
+	// Asked: the question stamped At is written; Written holds the
+	// revision each probe was written at.
+	Asked
 	// Answered: MetalLB answered probe Probe of set Set, at Revision, for
 	// the question stamped At.
 	Answered
@@ -71,9 +79,7 @@ const (
 	Refused
 )
 
-// Event is what Step is told. Now is when the driver saw it; Order is the
-// order the driver would ask in, should the event make it ask (drawn by the
-// caller, so that Step stays a function of its inputs).
+// Event is what Step is told. Now is when the driver saw it.
 type Event struct {
 	Kind     Kind
 	Now      time.Time
@@ -81,20 +87,20 @@ type Event struct {
 	Set      int
 	Probe    int
 	Revision uint64
+	Written  [Probes]uint64
 	Pool     string
 	Assigned int64
 	Gone     bool
-	Order    []int
 }
 
-// Question is a question out: the set of probes it was written on, the
-// order they were asked in, and its stamp.
+// Question is a question out: the set of probes it is written on, and its
+// stamp.
 type Question struct {
-	At    time.Time
-	Set   int
-	Order []int
-	// answers holds each probe's revision once answered (0: not yet).
-	answers [Probes]uint64
+	At  time.Time
+	Set int
+	// written holds the revision each probe was written at, once all are
+	// (zero: not yet); answers, each probe's revision once answered.
+	written, answers [Probes]uint64
 }
 
 // State is what the driver knows of MetalLB. Its zero value, with Trust
@@ -108,6 +114,9 @@ type State struct {
 	Trusted time.Time
 	// Out is the question waiting for its answer, if any.
 	Out *Question
+	// inOrder counts the questions answered in the order written since the
+	// gate was last open or a pass answered.
+	inOrder int
 	// lastSet is the set of probes the last question was written on; the
 	// next one goes on the other, so that MetalLB's writes of one set's
 	// answers never answer the next question.
@@ -131,7 +140,7 @@ type Actions struct {
 	// it (nil: unchanged).
 	Ready *bool
 	// Answer is how MetalLB answered a question ("single-events",
-	// "full-pass"), and Took how long it took.
+	// "full-pass", "early"), and Took how long it took.
 	Answer string
 	Took   time.Duration
 	// Why says why the gate shut, for the log.
@@ -162,10 +171,14 @@ func (s State) startShows() bool {
 // Service changed meanwhile makes the pass fail and start again. So the
 // driver writes no Service while it may be in that window. It tells it is
 // not by asking: it sets MetalLB's ip-allocated-from-pool annotation on five
-// probes in a random order, and MetalLB removes it whenever it handles one.
-// Handling single events, MetalLB answers in the order asked; only a full
-// pass answers otherwise, in its list's order. Answers in order open the
-// gate. It shuts again when MetalLB starts: seen directly from its Pod
+// probes at once, and MetalLB removes it whenever it handles one. Handling
+// single events, MetalLB answers in the order the probes were written; a
+// full pass answers the probes its list found asked, in the list's order.
+// So answers in the order written count, but only when none came before
+// the last probe was written: passes that listed while the question was
+// being written would each answer a part of it, and parts of one in a row
+// can be in order (those answers are early, and the driver asks again).
+// InOrder questions in a row answered so open the gate. It shuts again when MetalLB starts: seen directly from its Pod
 // where it runs as one, inferred elsewhere from a pool whose count of
 // assigned addresses falls at once (a new process counts none before its
 // first pass), or, where no pool is big enough for that, after Trust. A
@@ -180,6 +193,13 @@ func Step(s State, e Event) (State, Actions) {
 	case AskFailed:
 		if s.Out != nil && s.Out.At.Equal(e.At) {
 			s.Out = nil
+		}
+	case Asked:
+		if s.Out != nil && s.Out.At.Equal(e.At) && !slices.Contains(e.Written[:], 0) {
+			q := *s.Out
+			q.written = e.Written
+			s.Out = &q
+			return read(s, e)
 		}
 	case Overdue:
 		if s.Out != nil && s.Out.At.Equal(e.At) {
@@ -234,7 +254,7 @@ func Step(s State, e Event) (State, Actions) {
 // ask writes a new question on the other set of probes.
 func ask(s State, e Event) (State, *Question) {
 	s.lastSet = 1 - s.lastSet
-	s.Out = &Question{At: e.Now, Set: s.lastSet, Order: slices.Clone(e.Order)}
+	s.Out = &Question{At: e.Now, Set: s.lastSet}
 	return s, s.Out
 }
 
@@ -246,37 +266,56 @@ func shut(s *State, why string) string {
 	return why
 }
 
-// answered records one probe's answer, and reads the question once all
-// five are in.
+// answered records one probe's answer.
 func answered(s State, e Event) (State, Actions) {
-	var a Actions
 	q := s.Out
 	if q == nil || q.Set != e.Set || !q.At.Equal(e.At) || e.Probe < 0 || e.Probe >= Probes || e.Revision == 0 ||
 		q.answers[e.Probe] != 0 {
+		return s, Actions{}
+	}
+	answers := *q
+	answers.answers[e.Probe] = e.Revision
+	s.Out = &answers
+	return read(s, e)
+}
+
+// read reads the question out once it is written and all five answers are
+// in.
+func read(s State, e Event) (State, Actions) {
+	var a Actions
+	q := s.Out
+	if slices.Contains(q.written[:], 0) || slices.Contains(q.answers[:], 0) {
 		return s, a
 	}
-	q = &Question{At: q.At, Set: q.Set, Order: q.Order, answers: q.answers}
-	q.answers[e.Probe] = e.Revision
-	s.Out = q
-	for _, rv := range q.answers {
-		if rv == 0 {
-			return s, a
-		}
-	}
-	byRevision := make([]int, Probes)
-	for i := range byRevision {
-		byRevision[i] = i
-	}
-	slices.SortFunc(byRevision, func(x, y int) int { return cmp.Compare(q.answers[x], q.answers[y]) })
 	s.Out, a.Took = nil, e.Now.Sub(q.At)
-	if !slices.Equal(byRevision, q.Order) {
-		a.Answer, a.Ready = "full-pass", ptr(false)
+	if slices.Min(q.answers[:]) <= slices.Max(q.written[:]) {
+		a.Answer = "early"
 		s, a.Ask = ask(s, e)
 		return s, a
 	}
-	a.Answer, a.Ready, a.Opened = "single-events", ptr(true), true
+	if !slices.Equal(byRevision(q.answers), byRevision(q.written)) {
+		a.Answer, a.Ready, s.inOrder = "full-pass", ptr(false), 0
+		s, a.Ask = ask(s, e)
+		return s, a
+	}
+	a.Answer = "single-events"
+	if s.inOrder++; s.inOrder < InOrder {
+		s, a.Ask = ask(s, e)
+		return s, a
+	}
+	a.Ready, a.Opened, s.inOrder = ptr(true), true, 0
 	s.Trusted, s.watched = e.Now, s.startShows()
 	return s, a
+}
+
+// byRevision orders the probes by their revisions.
+func byRevision(revisions [Probes]uint64) []int {
+	probes := make([]int, Probes)
+	for i := range probes {
+		probes[i] = i
+	}
+	slices.SortFunc(probes, func(x, y int) int { return cmp.Compare(revisions[x], revisions[y]) })
+	return probes
 }
 
 func ptr[T any](v T) *T { return &v }

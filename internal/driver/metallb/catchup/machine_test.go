@@ -17,7 +17,6 @@ limitations under the License.
 package catchup
 
 import (
-	"fmt"
 	"testing"
 	"time"
 )
@@ -25,7 +24,7 @@ import (
 // t0 is when every script starts.
 var t0 = time.Date(2026, 12, 5, 21, 0, 0, 400_000_000, time.UTC)
 
-// order is the order every script's questions are asked in.
+// order is the order every script's questions are written in.
 var order = []int{3, 1, 4, 0, 2}
 
 // look is no event: the line only moves the clock and checks.
@@ -38,8 +37,13 @@ type line struct {
 	after time.Duration
 	e     Event
 	// answer: instead of e, MetalLB answers the question out in this order
-	// of probes (nil: the order asked).
+	// of probes (empty: the order written), the question being written
+	// (if it is not yet) after early answers.
 	answer []int
+	early  int
+	// rounds: the line answers this many questions in a row so (0: one);
+	// each but the last must ask the next and open nothing.
+	rounds int
 	// open is whether the gate must be open after the line.
 	open bool
 	// ask: the line must ask a question (and only then); opened, likewise.
@@ -57,27 +61,45 @@ func play(t *testing.T, script []line) {
 	for n, l := range script {
 		now = now.Add(l.after)
 		var a Actions
-		if l.answer != nil || l.e.Kind == Answered {
+		for round := range max(l.rounds, 1) {
+			if l.answer == nil {
+				break
+			}
+			if round > 0 && (a.Ask == nil || a.Opened) {
+				t.Fatalf("line %d: round %d of %d did not ask again, or opened: %+v", n, round, l.rounds, a)
+			}
 			q := s.Out
 			if q == nil {
 				t.Fatalf("line %d: no question to answer", n)
 			}
 			probes := l.answer
 			if len(probes) == 0 {
-				probes = q.Order
+				probes = order
 			}
+			var events []Event
 			for k, i := range probes {
+				if k == l.early && q.written[0] == 0 {
+					events = append(events, written(q, &rv))
+				}
 				rv++
+				events = append(events, Event{Kind: Answered, At: q.At, Set: q.Set, Probe: i, Revision: rv})
+			}
+			if l.early >= len(probes) && q.written[0] == 0 {
+				events = append(events, written(q, &rv))
+			}
+			for k, e := range events {
+				e.Now = now
 				var got Actions
-				s, got = Step(s, Event{Kind: Answered, Now: now, At: q.At, Set: q.Set, Probe: i, Revision: rv, Order: order})
-				if k < len(probes)-1 && (got.Ask != nil || got.Opened || got.Answer != "") {
-					t.Fatalf("line %d: acted on answer %d of %d: %+v", n, k+1, len(probes), got)
+				s, got = Step(s, e)
+				if k < len(events)-1 && (got.Ask != nil || got.Opened || got.Answer != "") {
+					t.Fatalf("line %d: acted on event %d of %d: %+v", n, k+1, len(events), got)
 				}
 				a = got
 			}
-		} else if l.e.Kind != look {
+		}
+		if l.answer == nil && l.e.Kind != look {
 			e := l.e
-			e.Now, e.Order = now, order
+			e.Now = now
 			if e.At.IsZero() && e.Kind != Refused {
 				e.At = now
 			}
@@ -104,14 +126,25 @@ func play(t *testing.T, script []line) {
 				t.Errorf("line %d (%+v): %s is %v, want %v", n, l, c.what, c.got, c.want)
 			}
 		}
-		if a.Ask != nil && (a.Ask != s.Out || fmt.Sprint(a.Ask.Order) != fmt.Sprint(order)) {
+		if a.Ask != nil && a.Ask != s.Out {
 			t.Errorf("line %d: asked %+v, out %+v", n, a.Ask, s.Out)
 		}
 	}
 }
 
+// written is the event of q's probes written, in order, at the revisions
+// after rv.
+func written(q *Question, rv *uint64) Event {
+	e := Event{Kind: Asked, At: q.At}
+	for _, i := range order {
+		*rv++
+		e.Written[i] = *rv
+	}
+	return e
+}
+
 func TestTheCatchUpMachine(t *testing.T) {
-	answer := line{answer: []int{}, open: true, opened: true, ready: "1"}
+	answer := line{answer: []int{}, rounds: InOrder, open: true, opened: true, ready: "1"}
 	ask := line{e: Event{Kind: Write}, ask: true}
 	for _, tc := range []struct {
 		name   string
@@ -127,6 +160,32 @@ func TestTheCatchUpMachine(t *testing.T) {
 			ask,
 			{answer: []int{0, 1, 2, 3, 4}, ask: true, ready: "0"},
 			answer,
+		}},
+		{"answers that began before the question was all written are early: nothing opens or shuts, and it is asked again", []line{
+			ask,
+			{answer: []int{}, early: 1, ask: true},
+			{answer: []int{}, early: 4, ask: true},
+			{answer: []int{}, early: 5, ask: true},
+			answer,
+		}},
+		{"early answers out of order tell nothing either", []line{
+			ask,
+			{answer: []int{0, 1, 2, 3, 4}, early: 2, ask: true},
+			answer,
+		}},
+		{"a question is read once written and answered, in either order", []line{
+			ask,
+			{answer: []int{3, 1, 4, 0}},
+			{answer: []int{2}, ask: true},
+			{answer: []int{}, open: true, opened: true, ready: "1"},
+		}},
+		{"a pass's answer starts the count of answers in order again; an early one does not", []line{
+			ask,
+			{answer: []int{}, ask: true},
+			{answer: []int{0, 1, 2, 3, 4}, ask: true, ready: "0"},
+			{answer: []int{}, ask: true},
+			{answer: []int{}, early: 2, ask: true},
+			{answer: []int{}, open: true, opened: true, ready: "1"},
 		}},
 		{"a question unanswered for its patience is overdue: MetalLB is not ready, the question stays out, and its late answer opens the gate", []line{
 			ask,
@@ -236,21 +295,24 @@ func TestTheCatchUpMachine(t *testing.T) {
 // that is no longer out (its writing failed, so another was asked on the
 // other set) open nothing.
 func TestAnAnswerToAnotherQuestionIsIgnored(t *testing.T) {
-	s, _ := Step(State{Trust: time.Minute}, Event{Kind: Write, Now: t0, Order: order})
+	s, _ := Step(State{Trust: time.Minute}, Event{Kind: Write, Now: t0})
 	old := *s.Out
 	s, _ = Step(s, Event{Kind: AskFailed, Now: t0.Add(time.Second), At: old.At})
-	s, a := Step(s, Event{Kind: Write, Now: t0.Add(Patience), Order: order})
+	s, a := Step(s, Event{Kind: Write, Now: t0.Add(Patience)})
 	if a.Ask == nil || a.Ask.Set == old.Set {
 		t.Fatalf("asked %+v after writing %+v failed", a.Ask, old)
 	}
-	for rv, i := range old.Order {
+	rv := uint64(0)
+	s, _ = Step(s, written(s.Out, &rv))
+	for _, i := range order {
 		for _, e := range []Event{
 			{Kind: Answered, At: old.At, Set: old.Set, Probe: i},      // the old question
 			{Kind: Answered, At: old.At, Set: s.Out.Set, Probe: i},    // its stamp on the new set
 			{Kind: Answered, At: s.Out.At, Set: old.Set, Probe: i},    // the new stamp on the old set
 			{Kind: Answered, At: s.Out.At, Set: s.Out.Set, Probe: -1}, // no probe
 		} {
-			e.Now, e.Revision = t0.Add(Patience+time.Second), uint64(rv+1)
+			rv++
+			e.Now, e.Revision = t0.Add(Patience+time.Second), rv
 			if s, a = Step(s, e); a.Opened || s.Open(e.Now) {
 				t.Fatalf("%+v opened the gate", e)
 			}
