@@ -75,6 +75,8 @@ type PhantomReconciler struct {
 	*Backend
 	// events holds MetalLB's refusals only, apart from the manager's cache.
 	events cache.Cache
+	// live reads a refused Service the cache does not show yet.
+	live client.Reader
 }
 
 // +kubebuilder:rbac:groups="",resources=events,verbs=get;list;watch
@@ -84,6 +86,12 @@ func (r *PhantomReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	ev := &corev1.Event{}
 	if err := r.events.Get(ctx, req.NamespacedName, ev); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	// A refusal of a Service that is gone is moot: nothing waits for the
+	// address, and a tombstone would cost MetalLB a full pass for nothing
+	// (a driver that starts reads every refusal of the last hour).
+	if gone, err := r.gone(ctx, ev.InvolvedObject); gone || err != nil {
+		return ctrl.Result{}, err
 	}
 	names, err := r.suspects(ctx, ev.Message)
 	if err != nil {
@@ -95,6 +103,21 @@ func (r *PhantomReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 	}
 	return ctrl.Result{}, nil
+}
+
+// gone tells whether the Service ref names no longer exists, asking the
+// API server when the cache does not show it (yet).
+func (r *PhantomReconciler) gone(ctx context.Context, ref corev1.ObjectReference) (bool, error) {
+	key := client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}
+	svc := &corev1.Service{}
+	err := r.Get(ctx, key, svc)
+	if apierrors.IsNotFound(err) {
+		err = r.live.Get(ctx, key, svc)
+	}
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	return err == nil && svc.UID != ref.UID, err
 }
 
 // suspects are the names, in the placeholder namespace, of the Services a
@@ -247,7 +270,7 @@ func (b *Backend) setupPhantoms(mgr ctrl.Manager) error {
 	if err := ctrl.NewControllerManagedBy(mgr).Named("phantom").
 		WatchesRawSource(source.Kind(events, &corev1.Event{}, &handler.TypedEnqueueRequestForObject[*corev1.Event]{}, refusals)).
 		WatchesRawSource(parking.Source()).
-		Complete(parking.Wrap(&PhantomReconciler{Backend: b, events: events})); err != nil {
+		Complete(parking.Wrap(&PhantomReconciler{Backend: b, events: events, live: mgr.GetAPIReader()})); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("tombstone").
