@@ -240,11 +240,16 @@ func Step(s State, e Event) (State, Actions) {
 		// hold from then on.
 		s.watched = s.startShows() && s.Open(e.Now)
 	case Refused:
-		// A refusal from before the last answer is old news: the full pass
-		// that ended MetalLB's wait makes the refusals of the deletions it
-		// missed. Its time has a second's precision, so one in the
-		// answer's second counts as older.
-		if e.At.IsZero() || e.At.After(s.Trusted) {
+		// Where a start would show (its Pod, or a pool big enough), a
+		// refusal is no sign of one: MetalLB's own full passes leave
+		// phantoms in steady load (a pass's list gives a Service deleted
+		// since its address back), and the tombstone repairs them while
+		// writes go on. Elsewhere it is the only sign. A refusal from before
+		// the last answer is old news: the full pass that ended MetalLB's
+		// wait makes the refusals of the deletions it missed. Its time has
+		// a second's precision, so one in the answer's second counts as
+		// older.
+		if !s.Direct && !s.watched && (e.At.IsZero() || e.At.After(s.Trusted)) {
 			a.Why = shut(&s, "MetalLB refused an address for a placeholder it never heard was deleted: it was ignoring single Service events")
 		}
 	}

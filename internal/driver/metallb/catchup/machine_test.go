@@ -281,10 +281,17 @@ func TestTheCatchUpMachine(t *testing.T) {
 			ask, answer,
 			{e: Event{Kind: Pool, Pool: "big", Assigned: 0}, open: true},
 		}},
-		{"the controller's Pod: a refusal after the answer still shuts the gate", []line{
+		{"the controller's Pod: a refusal after the answer is no start, and the gate stays open", []line{
 			{e: Event{Kind: Started, At: t0.Add(-time.Hour)}},
 			ask, answer,
-			{after: 2 * time.Second, e: Event{Kind: Refused, At: t0.Add(2 * time.Second)}, why: true},
+			{after: 2 * time.Second, e: Event{Kind: Refused, At: t0.Add(2 * time.Second)}, open: true},
+			{e: Event{Kind: Refused}, open: true},
+		}},
+		{"a pool that could show a start: a refusal after the answer is no start either", []line{
+			{e: Event{Kind: Pool, Pool: "big", Assigned: 300}},
+			ask, answer,
+			{after: 2 * time.Second, e: Event{Kind: Refused, At: t0.Add(2 * time.Second)}, open: true},
+			{e: Event{Kind: Pool, Pool: "big", Assigned: 12}, why: true},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { play(t, tc.script) })
