@@ -260,6 +260,6 @@ var (
 	})
 	metricShut = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "metallb_iad_metallb_starts_total",
-		Help: "Starts of MetalLB the driver saw, which shut its gate until MetalLB answers from single events, by signal (pod: its controller's Pod; pool: a pool's count of assigned addresses falling at once; refusal: a refusal naming a deleted placeholder).",
+		Help: "Starts of MetalLB the driver saw, which shut its gate until MetalLB answers from single events, by signal (pod: its controller's Pod; pool: a pool's count of assigned addresses falling at once; refusal: a refusal naming a deleted placeholder, where neither could show a start).",
 	}, []string{"signal"})
 )
