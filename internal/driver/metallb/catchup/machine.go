@@ -178,11 +178,13 @@ func (s State) startShows() bool {
 // the last probe was written: passes that listed while the question was
 // being written would each answer a part of it, and parts of one in a row
 // can be in order (those answers are early, and the driver asks again).
-// InOrder questions in a row answered so open the gate. It shuts again when MetalLB starts: seen directly from its Pod
-// where it runs as one, inferred elsewhere from a pool whose count of
-// assigned addresses falls at once (a new process counts none before its
-// first pass), or, where no pool is big enough for that, after Trust. A
-// refusal naming a phantom made after the answer shuts it too.
+// InOrder questions in a row answered so open the gate. It shuts again
+// when MetalLB starts: seen directly from its Pod where it runs as one,
+// inferred elsewhere from a pool whose count of assigned addresses falls at
+// once (a new process counts none before its first pass), or, where no pool
+// is big enough for that, after Trust. There, a refusal naming a phantom
+// made after the answer shuts it too. A start also undoes the answers in
+// order counted so far.
 func Step(s State, e Event) (State, Actions) {
 	var a Actions
 	switch e.Kind {
@@ -264,6 +266,7 @@ func ask(s State, e Event) (State, *Question) {
 }
 
 func shut(s *State, why string) string {
+	s.inOrder = 0
 	if s.Trusted.IsZero() {
 		return ""
 	}

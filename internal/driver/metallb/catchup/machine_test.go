@@ -179,6 +179,14 @@ func TestTheCatchUpMachine(t *testing.T) {
 			{answer: []int{2}, ask: true},
 			{answer: []int{}, open: true, opened: true, ready: "1"},
 		}},
+		{"a start undoes the answers in order counted so far", []line{
+			{e: Event{Kind: Started, At: t0.Add(-time.Hour)}},
+			ask,
+			{answer: []int{}, ask: true},
+			{e: Event{Kind: Started}},
+			{answer: []int{}, ask: true},
+			{answer: []int{}, open: true, opened: true, ready: "1"},
+		}},
 		{"a pass's answer starts the count of answers in order again; an early one does not", []line{
 			ask,
 			{answer: []int{}, ask: true},
