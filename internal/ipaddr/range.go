@@ -101,7 +101,11 @@ func parseCIDR(s, text string, maskHostBits bool) (Range, error) {
 	if p.Masked().Addr() != a && !maskHostBits {
 		return Range{}, fmt.Errorf("%q has host bits set; did you mean %s?", s, p.Masked())
 	}
-	return Range{First: p.Masked().Addr(), Last: lastOf(p)}, nil
+	r := Range{First: p.Masked().Addr(), Last: lastOf(p)}
+	if r.Last.Is4In6() {
+		return Range{}, fmt.Errorf("%q ends in ::ffff:0:0/96, the IPv4-mapped IPv6 addresses", s)
+	}
+	return r, nil
 }
 
 func parseDashed(s, text string) (Range, error) {

@@ -83,6 +83,7 @@ but Go's parser reads (every such address spells its ffff group out). */ -}}
   : {{ include "classParameters.mapped" $addr }} ? {{ $q }} + " is IPv4-mapped IPv6; write the IPv4 form"
   : !{{ $len }}.matches("^(0|[1-9][0-9]{0,2})$") || int({{ $len }}) > (ip({{ $addr }}).family() == 4 ? 32 : 128) ? {{ $q }} + " has prefix length " + strings.quote({{ $len }}) + "; want a number from 0 to " + (ip({{ $addr }}).family() == 4 ? "32" : "128")
   : cidr({{ $t }}).masked().ip() != ip({{ $addr }}) ? {{ $q }} + " has host bits set; did you mean " + string(cidr({{ $t }}).masked()) + "?"
+  : ip({{ $addr }}).family() == 6 && {{ include "classParameters.bits" $addr }}.substring(0, int({{ $len }})) + variables.ones.substring(0, 128 - int({{ $len }})) == variables.zeros.substring(0, 80) + variables.ones.substring(0, 48) ? {{ $q }} + " ends in ::ffff:0:0/96, the IPv4-mapped IPv6 addresses"
   : "")
 : isIP({{ $t }}) ? {{ $q }} + " is neither a CIDR nor an a.b.c.d-e.f.g.h range; for the single address write " + string(ip({{ $t }})) + (ip({{ $t }}).family() == 4 ? "/32" : "/128")
 : {{ $q }} + " is neither a CIDR nor an a.b.c.d-e.f.g.h range")
