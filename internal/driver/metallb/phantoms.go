@@ -105,8 +105,9 @@ func (r *PhantomReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	return ctrl.Result{}, nil
 }
 
-// gone tells whether the Service ref names no longer exists, asking the
-// API server when the cache does not show it (yet).
+// gone tells whether the Service ref names no longer exists (or, where ref
+// has a uid, is another by now), asking the API server when the cache does
+// not show it (yet).
 func (r *PhantomReconciler) gone(ctx context.Context, ref corev1.ObjectReference) (bool, error) {
 	key := client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}
 	svc := &corev1.Service{}
@@ -117,7 +118,7 @@ func (r *PhantomReconciler) gone(ctx context.Context, ref corev1.ObjectReference
 	if apierrors.IsNotFound(err) {
 		return true, nil
 	}
-	return err == nil && svc.UID != ref.UID, err
+	return err == nil && ref.UID != "" && svc.UID != ref.UID, err
 }
 
 // suspects are the names, in the placeholder namespace, of the Services a
