@@ -68,11 +68,7 @@ func retarget(t *testing.T, g *WithT, s *suite) {
 // to the class is withdrawn with it: once the class's only address frees,
 // a new claim gets it, and the backend keeps nothing for the deleted one.
 func pendingDeleted(t *testing.T, g *WithT, s *suite) {
-	ns := s.kit.Namespace(t)
-	v4, _ := s.h.Ranges()
-	full := s.class(t, g, v1alpha1.ReclaimDelete, smaller(v4, 32, 1))
-	s.claim(g, ns, "first", full, v1alpha1.IPv4)
-	first := s.bound(g, ns, "first")
+	ns, full, first := s.boundInFew(t, g, 1, "first")
 	s.claim(g, ns, "web", full, v1alpha1.IPv4)
 	g.Eventually(s.kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Reason", v1alpha1.ReasonWaitingForProvisioning))
 	g.Consistently(s.kit.StateOfClaim(g, ns, "web"), time.Second, tick).Should(HaveField("Reason", v1alpha1.ReasonWaitingForProvisioning))
@@ -164,11 +160,7 @@ func statusAfterCore(t *testing.T, g *WithT, s *suite) {
 // the window in which a hold could be made stays open. Once the core is
 // back the address goes, and the backend frees it.
 func deleteMakesNoHold(t *testing.T, g *WithT, s *suite) {
-	ns := s.kit.Namespace(t)
-	v4, _ := s.h.Ranges()
-	class := s.class(t, g, v1alpha1.ReclaimDelete, smaller(v4, 32, 3))
-	s.claim(g, ns, "web", class, v1alpha1.IPv4)
-	addrs := s.bound(g, ns, "web")
+	ns, class, addrs := s.boundInFew(t, g, 3, "web")
 	s.held(g, addrs)
 	s.kit.Create(g, b.Service(ns, "svc", b.ForClaim("web")))
 	s.carried(g, ns, "svc", addrs)

@@ -243,11 +243,7 @@ func releaseRetain(t *testing.T, g *WithT, s *suite) {
 // and the backend frees it: the next claim of the one-address class gets
 // it.
 func releaseDelete(t *testing.T, g *WithT, s *suite) {
-	ns := s.kit.Namespace(t)
-	v4, _ := s.h.Ranges()
-	class := s.class(t, g, v1alpha1.ReclaimDelete, smaller(v4, 32, 3))
-	s.claim(g, ns, "first", class, v1alpha1.IPv4)
-	addrs := s.bound(g, ns, "first")
+	ns, class, addrs := s.boundInFew(t, g, 3, "first")
 	s.held(g, addrs)
 
 	g.Expect(s.c.Delete(context.Background(), b.Claim(ns, "first"))).To(Succeed())

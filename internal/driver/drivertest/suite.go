@@ -144,6 +144,17 @@ func (s *suite) heldClaim(t *testing.T, g *WithT, family v1alpha1.IPFamily) (str
 	return ns, addrs
 }
 
+// boundInFew makes a Delete class of the first n addresses of a fresh IPv4
+// range and claim name of it in a new namespace, and waits for the claim to
+// be Bound; it returns the namespace, the class and the claim's addresses.
+func (s *suite) boundInFew(t *testing.T, g *WithT, n int, name string) (ns, class string, addrs []v1alpha1.ClaimedAddress) {
+	ns = s.kit.Namespace(t)
+	v4, _ := s.h.Ranges()
+	class = s.class(t, g, v1alpha1.ReclaimDelete, smaller(v4, 32, n))
+	s.claim(g, ns, name, class, v1alpha1.IPv4)
+	return ns, class, s.bound(g, ns, name)
+}
+
 // claim creates a claim of class for family in ns.
 func (s *suite) claim(g *WithT, ns, name, class string, family v1alpha1.IPFamily) {
 	s.kit.Create(g, b.Claim(ns, name, b.OfClass(class), b.Family(family)))

@@ -42,12 +42,7 @@ func TestAnAllocationNothingNeedsGoes(t *testing.T) {
 	g := NewWithT(t)
 	ns := mt.Namespace(t)
 	class, v4, _ := mt.Class(t, g, false)
-	g.Expect(mt.Cluster.StopMetalLB()).To(Succeed())
-	t.Cleanup(restartMetalLB)
-
-	mt.Kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
-	claim := mt.Kit.Claim(g, ns, "web")
-	g.Eventually(mt.AllocationsOf(g, claim), mt.Timeout, mt.Tick).Should(HaveLen(1))
+	claim, _ := pendingWithMetalLBDown(t, g, ns, class, "web")
 
 	static := strings.TrimSuffix(v4, "0/28") + "9"
 	mt.Kit.Make(t, g, b.Address(class+"-static", static, class))

@@ -49,10 +49,7 @@ func TestARefusedPinWinsOverAPendingClaim(t *testing.T) {
 	ns := mt.Namespace(t)
 
 	// Three addresses: x and z take the first two.
-	name := testkit.Name(t)
-	v4, _ := mt.FreshRange()
-	base := strings.TrimSuffix(v4, "0/28")
-	mt.Kit.Make(t, g, b.Class(name, mt.Provisioner, b.Parameters(fmt.Sprintf(`{"addresses": ["%s1-%s3"]}`, base, base))))
+	name, base := fewAddresses(t, g, 3)
 	mt.Kit.Create(g, b.Claim(ns, "x", b.OfClass(name)))
 	first := mt.BoundAddress(g, ns, "x")
 	g.Expect(first.Address).To(Equal(base + "1"))
@@ -62,7 +59,7 @@ func TestARefusedPinWinsOverAPendingClaim(t *testing.T) {
 
 	// With MetalLB down: claim y asks for an address, and Service s is
 	// pinned to x's address once its hold is gone.
-	y, alloc := pendingWithMetalLBDown(t, g, ns, name)
+	y, alloc := pendingWithMetalLBDown(t, g, ns, name, "y")
 	mt.Kit.Create(g, b.Service(ns, "s", b.ForClaim("x")))
 	g.Eventually(func() string { return mt.Kit.Service(g, ns, "s").Annotations["metallb.io/loadBalancerIPs"] }, mt.Timeout, mt.Tick).
 		Should(Equal(first.Address))
@@ -110,17 +107,14 @@ func TestAYieldedAddressIsAskedForAgainOnlyOnceMetalLBTookItBack(t *testing.T) {
 	g := NewWithT(t)
 	ns := mt.Namespace(t)
 
-	name := testkit.Name(t)
-	v4, _ := mt.FreshRange()
-	base := strings.TrimSuffix(v4, "0/28")
-	mt.Kit.Make(t, g, b.Class(name, mt.Provisioner, b.Parameters(fmt.Sprintf(`{"addresses": ["%s1-%s2"]}`, base, base))))
+	name, base := fewAddresses(t, g, 2)
 	mt.Kit.Create(g, b.Claim(ns, "x", b.OfClass(name)))
 	taken := mt.BoundAddress(g, ns, "x")
 	mt.HeldByPlaceholder(g, taken.Address)
 
 	// With MetalLB down, claim y's allocation placeholder is offered x's
 	// address, as by a MetalLB that processed it before x's hold.
-	y, alloc := pendingWithMetalLBDown(t, g, ns, name)
+	y, alloc := pendingWithMetalLBDown(t, g, ns, name, "y")
 	ph := offer(g, alloc, taken.Address)
 	withdrawn := func() string { return mt.Kit.Service(g, mt.PlaceholderNS, alloc).Labels[placeholder.LabelWithdrawn] }
 	g.Eventually(withdrawn, mt.Timeout, mt.Tick).ShouldNot(BeEmpty(), "the placeholder gives the address back")
@@ -143,18 +137,17 @@ func TestAYieldedAddressIsAskedForAgainOnlyOnceMetalLBTookItBack(t *testing.T) {
 	g.Expect(mt.Kit.EventsAbout(g, y, v1alpha1.EventLedgerMismatch)()).To(BeEmpty())
 }
 
-// pendingWithMetalLBDown stops MetalLB and creates claim y of class, which
-// stays Pending; it returns the claim and its allocation placeholder's name.
-func pendingWithMetalLBDown(t *testing.T, g Gomega, ns, class string) (*v1alpha1.IPAddressClaim, string) {
+// pendingWithMetalLBDown stops MetalLB (it starts again when the test
+// ends) and creates claim name of class, which stays Pending once the
+// driver has made its allocation placeholder; it returns the claim and the
+// placeholder's name.
+func pendingWithMetalLBDown(t *testing.T, g Gomega, ns, class, name string) (*v1alpha1.IPAddressClaim, string) {
 	g.Expect(mt.Cluster.StopMetalLB()).To(Succeed())
 	t.Cleanup(restartMetalLB)
-	mt.Kit.Create(g, b.Claim(ns, "y", b.OfClass(class)))
-	y := mt.Kit.Claim(g, ns, "y")
-	alloc := "alloc-" + string(y.UID) + "-v4"
-	g.Eventually(func() error {
-		return mt.Client.Get(context.Background(), client.ObjectKey{Namespace: mt.PlaceholderNS, Name: alloc}, &corev1.Service{})
-	}, mt.Timeout, mt.Tick).Should(Succeed())
-	return y, alloc
+	mt.Kit.Create(g, b.Claim(ns, name, b.OfClass(class)))
+	claim := mt.Kit.Claim(g, ns, name)
+	g.Eventually(mt.AllocationsOf(g, claim), mt.Timeout, mt.Tick).Should(HaveLen(1))
+	return claim, "alloc-" + string(claim.UID) + "-v4"
 }
 
 // offer writes ip into the status of placeholder alloc, as a MetalLB that
@@ -164,4 +157,15 @@ func offer(g Gomega, alloc, ip string) *corev1.Service {
 	ph.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ip}}
 	g.Expect(mt.Client.Status().Update(context.Background(), ph)).To(Succeed())
 	return ph
+}
+
+// fewAddresses makes a class of the MetalLB driver with the first n
+// addresses of a fresh range, and returns its name and what the addresses
+// begin with ("198.18.3." for 198.18.3.1 to 198.18.3.n).
+func fewAddresses(t *testing.T, g Gomega, n int) (class, base string) {
+	class = testkit.Name(t)
+	v4, _ := mt.FreshRange()
+	base = strings.TrimSuffix(v4, "0/28")
+	mt.Kit.Make(t, g, b.Class(class, mt.Provisioner, b.Parameters(fmt.Sprintf(`{"addresses": ["%s1-%s%d"]}`, base, base, n))))
+	return class, base
 }

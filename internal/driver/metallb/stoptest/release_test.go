@@ -254,13 +254,8 @@ func TestAClaimWaitingBehindATombstoneAsksAgainWhenItGoes(t *testing.T) {
 	// The claim asks while MetalLB is down; its request is then replaced by
 	// a tombstone of its name, as the phantom repair makes one, while the
 	// driver is down too.
-	g.Expect(mt.Cluster.StopMetalLB()).To(Succeed())
-	t.Cleanup(restartMetalLB)
-	mt.Kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))
-	claim := mt.Kit.Claim(g, ns, "web")
-	g.Eventually(mt.AllocationsOf(g, claim), mt.Timeout, mt.Tick).Should(HaveLen(1))
+	_, name := pendingWithMetalLBDown(t, g, ns, class, "web")
 	d.Stop()
-	name := "alloc-" + string(claim.UID) + "-v4"
 	g.Expect(mt.Client.Delete(ctx, b.Service(mt.PlaceholderNS, name))).To(Succeed())
 	g.Eventually(mt.Kit.Gone(b.Service(mt.PlaceholderNS, name)), mt.Timeout, mt.Tick).Should(BeTrue())
 	tomb := b.Service(mt.PlaceholderNS, name, b.ClusterIPOnly())
