@@ -100,6 +100,27 @@ func (contractHarness) PinByHand(svc *corev1.Service, class string, ips ...netip
 	metav1.SetMetaDataLabel(&svc.ObjectMeta, cilium.LabelPool, placeholder.LabelValue(class))
 }
 
+// StopAllocator stops the Cilium operator.
+func (contractHarness) StopAllocator(t *testing.T) (restart func()) {
+	if err := testCluster.StopCilium(); err != nil {
+		t.Fatal(err)
+	}
+	restart = func() {
+		if testCluster.CiliumPID() == 0 {
+			if err := testCluster.StartCilium(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(restart)
+	return restart
+}
+
+// Requests are the claim's allocation placeholders.
+func (contractHarness) Requests(ctx context.Context, c client.Client, claim *v1alpha1.IPAddressClaim) ([]string, error) {
+	return drivertest.AllocationPlaceholders(ctx, c, placeholderNS, claim)
+}
+
 // KeyOf reads lbipam.cilium.io/sharing-key.
 func (contractHarness) KeyOf(svc *corev1.Service) string {
 	return svc.Annotations["lbipam.cilium.io/sharing-key"]

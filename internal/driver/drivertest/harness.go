@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/inprocess"
 )
@@ -94,6 +95,19 @@ type ServiceHolder interface {
 	KeyOf(svc *corev1.Service) string
 }
 
+// Stopper is a Harness whose allocator runs apart from the driver and can
+// be down while the driver runs (MetalLB's controller, Cilium's operator):
+// a request made meanwhile may outlive the claim's need for it. The
+// reference backend allocates in the driver itself and is none.
+type Stopper interface {
+	// StopAllocator stops the backend's allocator; restart starts it again.
+	// The suite calls restart when the spec ends if the spec did not.
+	StopAllocator(t *testing.T) (restart func())
+	// Requests lists the backend's requests for an address still standing
+	// for claim, one line each.
+	Requests(ctx context.Context, c client.Client, claim *v1alpha1.IPAddressClaim) ([]string, error)
+}
+
 // Prober is implemented by a harness whose driver writes on its own, for
 // no claim: a backend's liveness probes (the MetalLB driver asks MetalLB
 // questions at every start). The crash specs do not count those writes.
@@ -121,4 +135,12 @@ func Objects(ctx context.Context, c client.Client, list client.ObjectList, kind,
 		return nil
 	})
 	return out, err
+}
+
+// AllocationPlaceholders lists the allocation placeholders in namespace ns
+// made for claim: what Stopper's Requests reports for a backend that asks
+// its allocator through placeholder Services.
+func AllocationPlaceholders(ctx context.Context, c client.Client, ns string, claim *v1alpha1.IPAddressClaim) ([]string, error) {
+	return Objects(ctx, c, &corev1.ServiceList{}, "Service", ns,
+		map[string]string{v1alpha1.LabelClaimUID: string(claim.UID), v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderAllocation})
 }

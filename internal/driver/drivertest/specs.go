@@ -66,6 +66,10 @@ func specs(h Harness) []spec {
 		spec{"conflict/a theft while the driver is down", theftWhileDown},
 		spec{"duplicate/an admin's copy of a recorded address", duplicate},
 	)
+	if stopper, ok := h.(Stopper); ok {
+		out = append(out, spec{"re-targeting/a request made while the allocator is down goes once the claim is bound elsewhere",
+			func(t *testing.T, g *WithT, s *suite) { requestNobodyNeeds(t, g, s, stopper) }})
+	}
 	if hand != nil {
 		out = append(out,
 			spec{"conflict/hand pin on a held address", func(t *testing.T, g *WithT, s *suite) { conflictHandPin(t, g, s, hand) }},

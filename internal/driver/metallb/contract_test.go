@@ -29,6 +29,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/drivertest"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
@@ -71,6 +72,27 @@ func (contractHarness) Parameters(ranges ...netip.Prefix) string {
 // Leftovers are the class's placeholders and rendered MetalLB objects.
 func (contractHarness) Leftovers(ctx context.Context, c client.Client, class string) ([]string, error) {
 	return mt.Leftovers(ctx, c, class)
+}
+
+// StopAllocator stops MetalLB's controller.
+func (contractHarness) StopAllocator(t *testing.T) (restart func()) {
+	if err := mt.Cluster.StopMetalLB(); err != nil {
+		t.Fatal(err)
+	}
+	restart = func() {
+		if mt.Cluster.MetalLBPID() == 0 {
+			if err := mt.Cluster.StartMetalLB(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(restart)
+	return restart
+}
+
+// Requests are the claim's allocation placeholders.
+func (contractHarness) Requests(ctx context.Context, c client.Client, claim *v1alpha1.IPAddressClaim) ([]string, error) {
+	return drivertest.AllocationPlaceholders(ctx, c, mt.PlaceholderNS, claim)
 }
 
 // PinByHand writes metallb.io/loadBalancerIPs, as an admin would; MetalLB
