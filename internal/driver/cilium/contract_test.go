@@ -100,6 +100,13 @@ func (contractHarness) PinByHand(svc *corev1.Service, class string, ips ...netip
 	metav1.SetMetaDataLabel(&svc.ObjectMeta, cilium.LabelPool, placeholder.LabelValue(class))
 }
 
+func (contractHarness) PlaceholderNamespace() string { return placeholderNS }
+
+// MarkAllocation labels it for the class's pool.
+func (contractHarness) MarkAllocation(ph *corev1.Service, class string) {
+	ph.Labels[cilium.LabelPool] = placeholder.LabelValue(class)
+}
+
 // StopAllocator stops the Cilium operator.
 func (contractHarness) StopAllocator(t *testing.T) (restart func()) {
 	if err := testCluster.StopCilium(); err != nil {

@@ -95,6 +95,18 @@ type ServiceHolder interface {
 	KeyOf(svc *corev1.Service) string
 }
 
+// Placeholderer is a Harness whose backend asks its allocator through the
+// placeholder package's allocation placeholders (MetalLB, Cilium); the
+// reference backend allocates in its own books and is none.
+type Placeholderer interface {
+	// PlaceholderNamespace is where the driver keeps its placeholders.
+	PlaceholderNamespace() string
+	// MarkAllocation adds to ph, an allocation placeholder built by hand,
+	// what the backend's driver adds to make its allocator serve it from
+	// class.
+	MarkAllocation(ph *corev1.Service, class string)
+}
+
 // Stopper is a Harness whose allocator runs apart from the driver and can
 // be down while the driver runs (MetalLB's controller, Cilium's operator):
 // a request made meanwhile may outlive the claim's need for it. The

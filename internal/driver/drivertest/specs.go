@@ -66,6 +66,16 @@ func specs(h Harness) []spec {
 		spec{"conflict/a theft while the driver is down", theftWhileDown},
 		spec{"duplicate/an admin's copy of a recorded address", duplicate},
 	)
+	if p, ok := h.(Placeholderer); ok {
+		out = append(out,
+			spec{"placeholders/one whose claim lists its address is kept", func(t *testing.T, g *WithT, s *suite) {
+				placeholderWhoseClaimListsItsAddress(t, g, s, p)
+			}},
+			spec{"placeholders/one assigned its claim's address is kept", func(t *testing.T, g *WithT, s *suite) {
+				placeholderAssignedItsClaimsAddress(t, g, s, p)
+			}},
+		)
+	}
 	if stopper, ok := h.(Stopper); ok {
 		out = append(out, spec{"re-targeting/a request made while the allocator is down goes once the claim is bound elsewhere",
 			func(t *testing.T, g *WithT, s *suite) { requestNobodyNeeds(t, g, s, stopper) }})

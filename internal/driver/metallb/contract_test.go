@@ -34,6 +34,7 @@ import (
 	"github.com/cozystack/address-controller/internal/driver/drivertest"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
 	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
+	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/inprocess"
 )
@@ -72,6 +73,13 @@ func (contractHarness) Parameters(ranges ...netip.Prefix) string {
 // Leftovers are the class's placeholders and rendered MetalLB objects.
 func (contractHarness) Leftovers(ctx context.Context, c client.Client, class string) ([]string, error) {
 	return mt.Leftovers(ctx, c, class)
+}
+
+func (contractHarness) PlaceholderNamespace() string { return mt.PlaceholderNS }
+
+// MarkAllocation names the class's MetalLB pool.
+func (contractHarness) MarkAllocation(ph *corev1.Service, class string) {
+	ph.Annotations["metallb.io/address-pool"] = params.PoolName(class)
 }
 
 // StopAllocator stops MetalLB's controller.
