@@ -47,66 +47,45 @@ echo "------------------------------------"
 echo "Installing development tools..."
 echo "------------------------------------"
 
-# Install kind
-if ! command -v kind &> /dev/null; then
-  echo "Installing kind..."
-  curl -Lo /usr/local/bin/kind "https://kind.sigs.k8s.io/dl/latest/kind-linux-${ARCH}"
-  chmod +x /usr/local/bin/kind
-  echo "kind installed successfully"
-fi
-
-# Generate kind bash completion
-if command -v kind &> /dev/null; then
-  if kind completion bash > "${BASH_COMPLETIONS_DIR}/kind" 2>/dev/null; then
-    echo "kind completion installed"
-  else
-    echo "WARNING: Failed to generate kind completion"
+# install_tool NAME URL downloads NAME from URL into /usr/local/bin, unless
+# NAME is already on the PATH.
+install_tool() {
+  local name="$1" url="$2"
+  if ! command -v "${name}" &> /dev/null; then
+    echo "Installing ${name}..."
+    curl -Lo "/usr/local/bin/${name}" "${url}"
+    chmod +x "/usr/local/bin/${name}"
+    echo "${name} installed successfully"
   fi
-fi
+}
 
-# Install kubebuilder
-if ! command -v kubebuilder &> /dev/null; then
-  echo "Installing kubebuilder..."
-  curl -Lo /usr/local/bin/kubebuilder "https://go.kubebuilder.io/dl/latest/linux/${ARCH}"
-  chmod +x /usr/local/bin/kubebuilder
-  echo "kubebuilder installed successfully"
-fi
-
-# Generate kubebuilder bash completion
-if command -v kubebuilder &> /dev/null; then
-  if kubebuilder completion bash > "${BASH_COMPLETIONS_DIR}/kubebuilder" 2>/dev/null; then
-    echo "kubebuilder completion installed"
-  else
-    echo "WARNING: Failed to generate kubebuilder completion"
+# install_completion NAME writes NAME's bash completion, if NAME is on the
+# PATH.
+install_completion() {
+  local name="$1"
+  if command -v "${name}" &> /dev/null; then
+    if "${name}" completion bash > "${BASH_COMPLETIONS_DIR}/${name}" 2>/dev/null; then
+      echo "${name} completion installed"
+    else
+      echo "WARNING: Failed to generate ${name} completion"
+    fi
   fi
-fi
+}
 
-# Install kubectl
+install_tool kind "https://kind.sigs.k8s.io/dl/latest/kind-linux-${ARCH}"
+install_completion kind
+
+install_tool kubebuilder "https://go.kubebuilder.io/dl/latest/linux/${ARCH}"
+install_completion kubebuilder
+
+# kubectl's URL names the latest stable release: look it up only to install.
 if ! command -v kubectl &> /dev/null; then
-  echo "Installing kubectl..."
   KUBECTL_VERSION=$(curl -Ls https://dl.k8s.io/release/stable.txt)
-  curl -Lo /usr/local/bin/kubectl "https://dl.k8s.io/release/${KUBECTL_VERSION}/bin/linux/${ARCH}/kubectl"
-  chmod +x /usr/local/bin/kubectl
-  echo "kubectl installed successfully"
+  install_tool kubectl "https://dl.k8s.io/release/${KUBECTL_VERSION}/bin/linux/${ARCH}/kubectl"
 fi
+install_completion kubectl
 
-# Generate kubectl bash completion
-if command -v kubectl &> /dev/null; then
-  if kubectl completion bash > "${BASH_COMPLETIONS_DIR}/kubectl" 2>/dev/null; then
-    echo "kubectl completion installed"
-  else
-    echo "WARNING: Failed to generate kubectl completion"
-  fi
-fi
-
-# Generate Docker bash completion
-if command -v docker &> /dev/null; then
-  if docker completion bash > "${BASH_COMPLETIONS_DIR}/docker" 2>/dev/null; then
-    echo "docker completion installed"
-  else
-    echo "WARNING: Failed to generate docker completion"
-  fi
-fi
+install_completion docker
 
 echo ""
 echo "------------------------------------"

@@ -261,16 +261,12 @@ func (a *anchorRun) peer(ctx context.Context, name string) (outcome, error) {
 		return outcome{}, err
 	}
 	defer func() { _ = inf.RemoveEventHandler(reg) }()
-	err = parallel(ctx, a.n, a.e.cfg.Workers, func(ctx context.Context, i int) error {
+	err = a.e.createEach(ctx, a.n, p, func(i int) client.Object {
 		c := object(gvkPeerClaim, ns, claimName(i))
 		c.Object["spec"] = map[string]any{
 			"poolRef": map[string]any{"apiGroup": gvkInClusterIPPool.Group, "kind": gvkInClusterIPPool.Kind, "name": "pool"},
 		}
-		if err := a.e.c.Create(ctx, c); err != nil {
-			return err
-		}
-		p.stamp("created", c.GetName(), time.Now())
-		return nil
+		return c
 	})
 	if err != nil {
 		return outcome{}, err
@@ -320,29 +316,15 @@ func (a *anchorRun) services(ctx context.Context, ns string, pin func(i int) str
 		}
 	}
 	p := newProgress()
-	a.e.handlers.set(nil, nil, func(o client.Object, gone bool, at time.Time) {
-		svc := o.(*corev1.Service)
-		ip, ok := want[svc.Name]
-		if svc.Namespace != ns || !ok || gone {
-			return
-		}
+	a.e.handlers.set(nil, nil, onWanted(ns, want, func(svc *corev1.Service, ip string, at time.Time) {
 		if slices.ContainsFunc(svc.Status.LoadBalancer.Ingress, func(in corev1.LoadBalancerIngress) bool {
 			return in.IP != "" && (ip == "" || in.IP == ip)
 		}) {
 			p.stamp("assigned", svc.Name, at)
 		}
-	})
-	err := parallel(ctx, a.n, a.e.cfg.Workers, func(ctx context.Context, i int) error {
-		ip := ""
-		if pin != nil {
-			ip = pin(i)
-		}
-		svc := b.Service(ns, serviceName(i), a.e.backend.pools.service(ns, ip)...)
-		if err := a.e.c.Create(ctx, svc); err != nil {
-			return err
-		}
-		p.stamp("created", svc.Name, time.Now())
-		return nil
+	}))
+	err := a.e.createEach(ctx, a.n, p, func(i int) client.Object {
+		return b.Service(ns, serviceName(i), a.e.backend.pools.service(ns, want[serviceName(i)])...)
 	})
 	if err != nil {
 		return outcome{}, err

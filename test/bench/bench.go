@@ -543,6 +543,28 @@ feed:
 	return first
 }
 
+// writeEach writes obj(i) for 0..n-1 with write (the client's create or
+// delete), cfg.Workers at once, and stamps each in p under stamp once its
+// write returned.
+func (e *env) writeEach(ctx context.Context, n int, p *progress, stamp string,
+	write func(context.Context, client.Object) error, obj func(i int) client.Object) error {
+	return parallel(ctx, n, e.cfg.Workers, func(ctx context.Context, i int) error {
+		o := obj(i)
+		if err := write(ctx, o); err != nil {
+			return err
+		}
+		p.stamp(stamp, o.GetName(), time.Now())
+		return nil
+	})
+}
+
+// createEach creates obj(i) for 0..n-1 and stamps each "created" in p: see
+// writeEach.
+func (e *env) createEach(ctx context.Context, n int, p *progress, obj func(i int) client.Object) error {
+	create := func(ctx context.Context, o client.Object) error { return e.c.Create(ctx, o) }
+	return e.writeEach(ctx, n, p, "created", create, obj)
+}
+
 // ceiling measures how fast the API server creates and status-updates a
 // trivial custom object: n objects, each created then status-patched by the
 // same workers and client as the scenarios use.

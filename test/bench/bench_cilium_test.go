@@ -19,8 +19,6 @@ limitations under the License.
 package main
 
 import (
-	"bytes"
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -39,19 +37,9 @@ func TestBenchSmokeCilium(t *testing.T) {
 	if assets.CiliumOperator() == "" {
 		t.Fatal("no Cilium operator built: run `make cilium`, or set CILIUM_ASSETS")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cfg := Config{Driver: "cilium", Sizes: []int{50}, Workers: 16, QPS: -1,
+	report := smoke(t, 5*time.Minute, Config{Driver: "cilium", Sizes: []int{50}, Workers: 16, QPS: -1,
 		ClaimConcurrency: 4, AddressConcurrency: 4, DriverConcurrency: 4,
-		Unrelated: 50, Settle: time.Second, WireRebuilds: 3, Anchors: true, Log: t.Logf}
-	report, err := Run(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var md bytes.Buffer
-	report.Markdown(&md)
-	t.Log("\n" + md.String())
-
+		Unrelated: 50, Settle: time.Second, WireRebuilds: 3, Anchors: true, Log: t.Logf})
 	if s := report.Settings; s.Driver != "cilium" || s.Allocator != "Cilium" {
 		t.Errorf("settings name driver %q, allocator %q; want cilium, Cilium", s.Driver, s.Allocator)
 	}

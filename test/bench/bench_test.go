@@ -27,18 +27,9 @@ import (
 // runs them with thousands, so that the benchmark keeps working: each must
 // converge, at a non-zero rate, with its API writes measured.
 func TestBenchSmoke(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	cfg := Config{Sizes: []int{50}, Workers: 16, QPS: -1, ClaimConcurrency: 4, AddressConcurrency: 4, DriverConcurrency: 4,
-		Unrelated: 50, Settle: time.Second, WireRebuilds: 3, Pprof: true, DriverMemoryLimit: "1Gi", Log: t.Logf}
-	report, err := Run(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var md bytes.Buffer
-	report.Markdown(&md)
-	t.Log("\n" + md.String())
-
+	report := smoke(t, 4*time.Minute, Config{Sizes: []int{50}, Workers: 16, QPS: -1,
+		ClaimConcurrency: 4, AddressConcurrency: 4, DriverConcurrency: 4,
+		Unrelated: 50, Settle: time.Second, WireRebuilds: 3, Pprof: true, DriverMemoryLimit: "1Gi", Log: t.Logf})
 	if w := report.Wire; w == nil || w.Skipped != "" || w.Error != "" {
 		t.Errorf("wire scenario: %+v, want it run without error", w)
 	} else if w.FirstAnswerMs.N != 4 || w.OutageMs.N != 3 || w.Unrecovered != 0 || w.FirstAnswerMs.P50 <= 0 || w.ProbesPerSec < 50 {
@@ -57,6 +48,22 @@ func TestBenchSmoke(t *testing.T) {
 			t.Errorf("%s: memory limits core %.0f MiB, driver %.0f MiB; want none and 960 (1Gi less the reserve)", res.Scenario, core, driver)
 		}
 	}
+}
+
+// smoke runs the benchmark with cfg within timeout, fails t at once if the
+// run fails, and logs its Markdown report.
+func smoke(t *testing.T, timeout time.Duration, cfg Config) *Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	report, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	report.Markdown(&md)
+	t.Log("\n" + md.String())
+	return report
 }
 
 // checkScenarios checks that a run of 50 claims measured its ceiling and

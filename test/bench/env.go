@@ -444,6 +444,18 @@ func (h *handlers) set(claim, address, service func(client.Object, bool, time.Ti
 	h.claim, h.address, h.service = claim, address, service
 }
 
+// onWanted is a Service handler that calls f with each live Service of ns
+// that want names, and the IP want gives it.
+func onWanted(ns string, want map[string]string,
+	f func(svc *corev1.Service, ip string, at time.Time)) func(client.Object, bool, time.Time) {
+	return func(o client.Object, gone bool, at time.Time) {
+		svc := o.(*corev1.Service)
+		if ip, ok := want[svc.Name]; ok && svc.Namespace == ns && !gone {
+			f(svc, ip, at)
+		}
+	}
+}
+
 func (h *handlers) forward(pick func(*handlers) func(client.Object, bool, time.Time)) toolscache.ResourceEventHandler {
 	call := func(obj any, gone bool) {
 		at := time.Now()

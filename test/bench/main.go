@@ -18,13 +18,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,16 +31,16 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/cozystack/address-controller/test/runkit"
 )
 
 func main() {
 	var (
 		sizes = flag.String("n", "100,1000,10000", "Comma-separated numbers of claims, measured in this order.")
 		out   = flag.String("out", "bin/bench.json", "Where to write the JSON report.")
-		cfg   = Config{Log: func(format string, args ...any) {
-			fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-		}}
-		qps float64
+		cfg   = Config{Log: runkit.Logf}
+		qps   float64
 	)
 	flag.StringVar(&cfg.Driver, "driver", defaultDriver,
 		"The driver measured, with its allocator: "+strings.Join(driverNames(), " or ")+
@@ -107,7 +105,7 @@ func main() {
 	report, err := Run(ctx, cfg)
 	if report != nil {
 		report.Markdown(os.Stdout)
-		if werr := writeJSON(*out, report); werr != nil {
+		if werr := runkit.WriteJSON(*out, report); werr != nil {
 			fmt.Fprintln(os.Stderr, werr)
 			err = werr
 		}
@@ -144,15 +142,4 @@ func memoryLimitBytes(s string) (string, error) {
 		return "", fmt.Errorf("-driver-memory-limit: %q is not a positive quantity such as 256Mi", s)
 	}
 	return strconv.FormatInt(q.Value(), 10), nil
-}
-
-func writeJSON(path string, r *Report) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

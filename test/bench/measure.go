@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/cozystack/address-controller/test/promtext"
+	"github.com/cozystack/address-controller/test/runkit"
 )
 
 // writeVerbs are the verbs of apiserver_request_total that change state.
@@ -137,11 +138,7 @@ func scrapeManager(ctx context.Context, url string) (mc managerCounters, ok bool
 	if url == "" {
 		return mc, false, nil
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return mc, false, err
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := runkit.Get(ctx, url)
 	if err != nil {
 		return mc, false, err
 	}
@@ -441,11 +438,7 @@ func unheldStats(before, after map[string]float64) *Unheld {
 // collect garbage and returns the heap in use right after: HeapAlloc of
 // the heap profile's text form.
 func liveHeap(ctx context.Context, base string) (uint64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"heap?gc=1&debug=1", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := runkit.Get(ctx, base+"heap?gc=1&debug=1")
 	if err != nil {
 		return 0, err
 	}

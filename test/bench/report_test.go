@@ -26,6 +26,20 @@ func result(name string, perSecond float64, converged bool) Result {
 	return Result{Scenario: name, N: 100, PerSecond: perSecond, Converged: converged, WritesPerClaim: 2}
 }
 
+// reportHas renders r as Markdown, fails t for each of want it lacks, and
+// returns it.
+func reportHas(t *testing.T, r *Report, want ...string) string {
+	t.Helper()
+	var md bytes.Buffer
+	r.Markdown(&md)
+	for _, w := range want {
+		if !strings.Contains(md.String(), w) {
+			t.Errorf("report lacks %q:\n%s", w, md.String())
+		}
+	}
+	return md.String()
+}
+
 func TestComparisons(t *testing.T) {
 	anchorAlone, anchorPinned := backends["metallb"].anchorAlone(), backends["metallb"].anchorPinned()
 	for _, tc := range []struct {
@@ -90,17 +104,11 @@ func TestMarkdownShowsAnchors(t *testing.T) {
 	size := Size{N: 100, Scenarios: []Result{result(anchorPeer, 20, true), result("a-static", 60, true)}}
 	size.Scenarios[0].Processes = map[string]ProcStats{anchorPeer: {PeakRSSMiB: 42, CPUSeconds: 1.5}}
 	size.Comparisons = size.comparisons()
-	var md bytes.Buffer
-	(&Report{Sizes: []Size{size}}).Markdown(&md)
-	for _, want := range []string{
+	reportHas(t, &Report{Sizes: []Size{size}},
 		"| 100 | a-static | peer | 60.0 | 20.0 | 3.00 | ≥ 8 |",
 		"| peer | 100 | n/a | n/a | n/a | 42 / 1.5 |",
 		"| peer | 100 | 0 | yes | 0.0 | 20.0 | 0.00 | 0 | 0 | 2.00 | – | – |",
-	} {
-		if !strings.Contains(md.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, md.String())
-		}
-	}
+	)
 }
 
 func TestPeerTitleNamesTheBuild(t *testing.T) {
@@ -125,17 +133,11 @@ func TestMarkdownShowsBytesPerObject(t *testing.T) {
 	}
 	ceiling := Ceiling{Writes: 200, APIServerCPUSeconds: 0.2, EtcdBytesPerWrite: 600,
 		Object: &ObjectSize{Kind: "probe", Bytes: 400, ManagedFieldsBytes: 300, Managers: 2, StoredBytes: 380}}
-	var md bytes.Buffer
-	(&Report{Sizes: []Size{{N: 100, Ceiling: ceiling, Scenarios: []Result{res}}}}).Markdown(&md)
-	for _, want := range []string{
+	reportHas(t, &Report{Sizes: []Size{{N: 100, Ceiling: ceiling, Scenarios: []Result{res}}}},
 		"| ceiling | 100 | probe | 400 | 300 (2) | 380 | 2.00 | 1200 | 600 | 1.00 | 1.0 |",
 		"| a-static | 100 | claim | 1500 | 700 (2) | 1400 | 2.00 | 6000 | 1500 | 2.00 | 2.0 |",
 		"| | | address | 1200 | 500 (3) | 0 | 2.00 | | | | |",
-	} {
-		if !strings.Contains(md.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, md.String())
-		}
-	}
+	)
 }
 
 func TestMarkdownNamesTheDriverAndItsAllocator(t *testing.T) {
@@ -173,16 +175,10 @@ func TestMarkdownNamesTheDriverAndItsAllocator(t *testing.T) {
 			res.Processes = map[string]ProcStats{proc: {PeakRSSMiB: 42, CPUSeconds: 1.5}}
 			res.ByClient = map[string]float64{otherClients(title): 0.5}
 			res.Unheld = &Unheld{Handoffs: 100}
-			var md bytes.Buffer
-			(&Report{Settings: tc.settings, Sizes: []Size{{N: 100, Scenarios: []Result{res}}}}).Markdown(&md)
-			for _, want := range tc.want {
-				if !strings.Contains(md.String(), want) {
-					t.Errorf("report lacks %q:\n%s", want, md.String())
-				}
-			}
+			md := reportHas(t, &Report{Settings: tc.settings, Sizes: []Size{{N: 100, Scenarios: []Result{res}}}}, tc.want...)
 			for _, unwanted := range tc.unwanted {
-				if strings.Contains(md.String(), unwanted) {
-					t.Errorf("report has %q:\n%s", unwanted, md.String())
+				if strings.Contains(md, unwanted) {
+					t.Errorf("report has %q:\n%s", unwanted, md)
 				}
 			}
 		})
@@ -205,13 +201,8 @@ func TestMarkdownShowsRefusedWritesByResource(t *testing.T) {
 	res := result("b-metallb", 10, true)
 	res.Writes = map[string]float64{"PATCH ipaddresses/status": 2.5, "POST services": 1}
 	res.Conflicts = map[string]float64{"PATCH ipaddresses/status": 0.5}
-	var md bytes.Buffer
-	(&Report{Sizes: []Size{{N: 10, Scenarios: []Result{res}}}}).Markdown(&md)
-	for _, want := range []string{"| PATCH ipaddresses/status | 2.50 (0.50) |", "| POST services | 1.00 |"} {
-		if !strings.Contains(md.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, md.String())
-		}
-	}
+	reportHas(t, &Report{Sizes: []Size{{N: 10, Scenarios: []Result{res}}}},
+		"| PATCH ipaddresses/status | 2.50 (0.50) |", "| POST services | 1.00 |")
 }
 
 // TestMarkdownShowsTheDriversMemoryLimit: a run with -driver-memory-limit says
@@ -232,13 +223,8 @@ func TestMarkdownShowsTheDriversMemoryLimit(t *testing.T) {
 		{"with", Settings{DriverConcurrency: 4, DriverMemoryLimit: "256Mi"}, []string{"driver --concurrency=4, memory limit 256Mi\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var md bytes.Buffer
-			(&Report{Settings: tc.settings, Sizes: []Size{{N: 100, Scenarios: []Result{res}}}}).Markdown(&md)
-			for _, want := range append(tc.want, "| 70 / 2.0 (live 15) |", "| 200 / 3.0 (live 90, limit 256) |") {
-				if !strings.Contains(md.String(), want) {
-					t.Errorf("report lacks %q:\n%s", want, md.String())
-				}
-			}
+			reportHas(t, &Report{Settings: tc.settings, Sizes: []Size{{N: 100, Scenarios: []Result{res}}}},
+				append(tc.want, "| 70 / 2.0 (live 15) |", "| 200 / 3.0 (live 90, limit 256) |")...)
 		})
 	}
 }

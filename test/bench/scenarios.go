@@ -24,7 +24,6 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -159,19 +158,17 @@ func (s *sizeRun) setupStatic(ctx context.Context) error {
 // createClaims creates the N claims of a class, stamping when each create
 // returned, and returns their UIDs by name.
 func (s *sizeRun) createClaims(ctx context.Context, ns, class string, p *progress) (map[string]types.UID, error) {
-	var mu sync.Mutex
-	uids := map[string]types.UID{}
-	err := parallel(ctx, s.n, s.e.cfg.Workers, func(ctx context.Context, i int) error {
-		c := b.Claim(ns, claimName(i), b.OfClass(class))
-		if err := s.e.c.Create(ctx, c); err != nil {
-			return err
-		}
-		p.stamp("created", c.Name, time.Now())
-		mu.Lock()
-		uids[c.Name] = c.UID
-		mu.Unlock()
-		return nil
+	claims := make([]*v1alpha1.IPAddressClaim, s.n) // each worker fills its own slots
+	err := s.e.createEach(ctx, s.n, p, func(i int) client.Object {
+		claims[i] = b.Claim(ns, claimName(i), b.OfClass(class))
+		return claims[i]
 	})
+	uids := map[string]types.UID{}
+	for _, c := range claims {
+		if c != nil && c.UID != "" { // created: the API server gave it its UID
+			uids[c.Name] = c.UID
+		}
+	}
 	return uids, err
 }
 
@@ -319,12 +316,7 @@ func (s *sizeRun) associate(ctx context.Context) (outcome, error) {
 		want[serviceName(i)] = s.bound[claimName(i)].Address
 	}
 	p := newProgress()
-	s.e.handlers.set(nil, nil, func(o client.Object, gone bool, at time.Time) {
-		svc := o.(*corev1.Service)
-		ip, ok := want[svc.Name]
-		if svc.Namespace != s.driverNS || !ok || gone {
-			return
-		}
+	s.e.handlers.set(nil, nil, onWanted(s.driverNS, want, func(svc *corev1.Service, ip string, at time.Time) {
 		if svc.Annotations[s.e.backend.pin] == ip {
 			p.stamp("pinned", svc.Name, at)
 			carries := func(in corev1.LoadBalancerIngress) bool { return in.IP == ip }
@@ -332,14 +324,9 @@ func (s *sizeRun) associate(ctx context.Context) (outcome, error) {
 				p.stamp("carried", svc.Name, at)
 			}
 		}
-	})
-	err := parallel(ctx, s.n, s.e.cfg.Workers, func(ctx context.Context, i int) error {
-		svc := b.Service(s.driverNS, serviceName(i), b.ForClaim(claimName(i)))
-		if err := s.e.c.Create(ctx, svc); err != nil {
-			return err
-		}
-		p.stamp("created", svc.Name, time.Now())
-		return nil
+	}))
+	err := s.e.createEach(ctx, s.n, p, func(i int) client.Object {
+		return b.Service(s.driverNS, serviceName(i), b.ForClaim(claimName(i)))
 	})
 	if err != nil {
 		return outcome{}, err
@@ -428,13 +415,9 @@ func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
 	for _, c := range claims.Items {
 		p.set("claims", c.Name, true)
 	}
-	err := parallel(ctx, s.n, s.e.cfg.Workers, func(ctx context.Context, i int) error {
-		c := b.Claim(s.driverNS, claimName(i))
-		if err := s.e.c.Delete(ctx, c); err != nil {
-			return err
-		}
-		p.stamp("deleted", c.Name, time.Now())
-		return nil
+	remove := func(ctx context.Context, o client.Object) error { return s.e.c.Delete(ctx, o) }
+	err := s.e.writeEach(ctx, s.n, p, "deleted", remove, func(i int) client.Object {
+		return b.Claim(s.driverNS, claimName(i))
 	})
 	if err != nil {
 		return outcome{}, err

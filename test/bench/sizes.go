@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/cozystack/address-controller/test/promtext"
+	"github.com/cozystack/address-controller/test/runkit"
 )
 
 // ObjectSize is one object of a scenario as the API server keeps it, read
@@ -159,11 +160,7 @@ func (e *env) etcdReceivedBytes(ctx context.Context) (float64, error) {
 	if base == "" {
 		return 0, fmt.Errorf("no etcd URL")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/")+"/metrics", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := runkit.Get(ctx, strings.TrimSuffix(base, "/")+"/metrics")
 	if err != nil {
 		return 0, err
 	}

@@ -184,13 +184,19 @@ func normalize(ip string) string {
 	return a.String()
 }
 
+// observe counts one watch event and locks c while a handler takes it in;
+// the handler defers the unlock it returns.
+func (c *checker) observe() (unlock func()) {
+	c.mu.Lock()
+	c.events++
+	return c.mu.Unlock
+}
+
 // onService updates the reporters of each IP, checks a withdrawn label's
 // value, and checks that no two Services report one IP unless they share it
 // by design.
 func (c *checker) onService(svc *corev1.Service, gone bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.events++
+	defer c.observe()()
 	key := svc.Namespace + "/" + svc.Name
 	if old, ok := c.services[key]; ok {
 		for _, ip := range old.ips {
@@ -301,9 +307,7 @@ func (c *checker) checkReporters(ip string) {
 // onClaim checks that a Bound claim stays Bound to the same addresses until
 // it is deleted, and that no two live claims report one address.
 func (c *checker) onClaim(cl *v1alpha1.IPAddressClaim, gone bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.events++
+	defer c.observe()()
 	key := cl.Namespace + "/" + cl.Name
 	if old, ok := c.claims[key]; ok {
 		delete(c.claimUIDs, old.uid)
@@ -354,9 +358,7 @@ func (c *checker) onClaim(cl *v1alpha1.IPAddressClaim, gone bool) {
 // onAddress checks that no two IPAddresses bind one IP to two claims and
 // that an IPAddress never moves from one claim to another.
 func (c *checker) onAddress(a *v1alpha1.IPAddress, gone bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.events++
+	defer c.observe()()
 	if gone {
 		delete(c.addresses, a.Name)
 		delete(c.everBound, a.Name)
@@ -389,9 +391,7 @@ func (c *checker) onAddress(a *v1alpha1.IPAddress, gone bool) {
 
 // onLedger keeps an IPAddressClassUsage; sweep checks it.
 func (c *checker) onLedger(l *v1alpha1.IPAddressClassUsage, gone bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.events++
+	defer c.observe()()
 	key := l.Namespace + "/" + l.Name
 	if gone {
 		delete(c.ledgers, key)

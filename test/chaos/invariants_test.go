@@ -280,6 +280,43 @@ func holdOf(name string, uid types.UID, ips []string, opts ...b.ServiceOption) *
 		func(s *corev1.Service) { metav1.SetMetaDataAnnotation(&s.ObjectMeta, annotationAddressName, name) }}, opts...)...)
 }
 
+// staticPair feeds claim t/c (uid u1) of the static class and IPAddress x
+// Bound to it with reclaim, and returns both for the case to delete or
+// change.
+func staticPair(c *checker, reclaim v1alpha1.ReclaimPolicy) (*v1alpha1.IPAddressClaim, *v1alpha1.IPAddress) {
+	cl := claimOf("c", "u1", classStatic, v1alpha1.IPv4)
+	a := address("x", "100.80.16.1", classStatic, "a1", "u1", reclaim, v1alpha1.AddressBound)
+	c.onClaim(cl, false)
+	c.onAddress(a, false)
+	return cl, a
+}
+
+// admitOne limits the Delete class to limit addresses a namespace and feeds
+// claim t/c (uid u1, IPv4), admitted to it and counted by the ledger.
+func admitOne(c *checker, limit int32) {
+	c.limits[classDelete] = limit
+	c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
+	c.onLedger(ledger(classDelete, 1, map[types.UID]int32{"u1": 1}), false)
+}
+
+// releaseOne deletes admitOne's claim as the core lets it go: marked
+// deleting, dropped from the ledger (which becomes left), then gone.
+func releaseOne(c *checker, left *v1alpha1.IPAddressClassUsage) {
+	deleting := claimOf("c", "u1", classDelete, v1alpha1.IPv4)
+	deleting.DeletionTimestamp = &metav1.Time{}
+	c.onClaim(deleting, false)
+	c.onLedger(left, false)
+	c.onClaim(deleting, true)
+}
+
+// outage takes party p down, feeds during, lets d pass and brings p back.
+func outage(c *checker, wait func(time.Duration), p party, d time.Duration, during func()) {
+	c.abilities.set(p, false, c.now())
+	during()
+	wait(d)
+	c.abilities.set(p, true, c.now())
+}
+
 // TestBoundedInvariants feeds the checker states that may last only a
 // while, moves its clock, and reads its verdicts: each is reported once its
 // bound has passed with its parties able to act, and not before.
@@ -296,11 +333,10 @@ func TestBoundedInvariants(t *testing.T) {
 			quietFor(t, c, wait, settleBound)
 		}, invWithdrawnTooLong},
 		{"a withdrawn placeholder beside the holder while MetalLB has not caught up", func(c *checker, wait func(time.Duration)) {
-			c.abilities.set(partyAllocator, false, c.now())
-			c.onService(reporting(placeholderNamespace, "alloc", []string{ip}, withUID("p1"), markedWithdrawn()), false)
-			c.onService(reporting("t", "a", []string{ip}), false)
-			wait(5 * time.Minute)
-			c.abilities.set(partyAllocator, true, c.now())
+			outage(c, wait, partyAllocator, 5*time.Minute, func() {
+				c.onService(reporting(placeholderNamespace, "alloc", []string{ip}, withUID("p1"), markedWithdrawn()), false)
+				c.onService(reporting("t", "a", []string{ip}), false)
+			})
 			wait(settleBound / 2)
 			c.onService(reporting(placeholderNamespace, "alloc", nil, withUID("p1"), markedWithdrawn()), false)
 			wait(settleBound)
@@ -322,21 +358,17 @@ func TestBoundedInvariants(t *testing.T) {
 			wait(watchLag)
 		}, ""},
 		{"an address stays Bound after its Retain claim is gone", func(c *checker, wait func(time.Duration)) {
-			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), false)
-			c.onAddress(address("x", "100.80.16.1", classStatic, "a1", "u1", v1alpha1.ReclaimRetain, v1alpha1.AddressBound), false)
+			cl, _ := staticPair(c, v1alpha1.ReclaimRetain)
 			wait(settleBound)
-			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), true)
+			c.onClaim(cl, true)
 			quietFor(t, c, wait, settleBound)
 		}, invPhase},
 		{"an address's phase follows its claim, the core down meanwhile", func(c *checker, wait func(time.Duration)) {
-			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), false)
-			c.onAddress(address("x", "100.80.16.1", classStatic, "a1", "u1", v1alpha1.ReclaimRetain, v1alpha1.AddressBound), false)
-			c.abilities.set(partyCore, false, c.now())
-			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), true)
-			wait(3 * settleBound)
-			c.abilities.set(partyCore, true, c.now())
+			cl, a := staticPair(c, v1alpha1.ReclaimRetain)
+			outage(c, wait, partyCore, 3*settleBound, func() { c.onClaim(cl, true) })
 			wait(settleBound / 2)
-			c.onAddress(address("x", "100.80.16.1", classStatic, "a1", "u1", v1alpha1.ReclaimRetain, v1alpha1.AddressReleased), false)
+			a.Status.Phase = v1alpha1.AddressReleased
+			c.onAddress(a, false)
 			wait(settleBound)
 		}, ""},
 		{"a Bound claim lists an address bound to another claim", func(c *checker, wait func(time.Duration)) {
@@ -345,20 +377,15 @@ func TestBoundedInvariants(t *testing.T) {
 			wait(settleBound)
 		}, invClaimAddress},
 		{"a Delete address outlives its claim", func(c *checker, wait func(time.Duration)) {
-			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), false)
-			c.onAddress(address("x", "100.80.16.1", classStatic, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound), false)
-			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), true)
+			cl, _ := staticPair(c, v1alpha1.ReclaimDelete)
+			c.onClaim(cl, true)
 			wait(settleBound)
 		}, invOutlived},
 		{"a Delete address goes with its claim once the driver is back", func(c *checker, wait func(time.Duration)) {
-			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), false)
-			c.onAddress(address("x", "100.80.16.1", classStatic, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound), false)
-			c.abilities.set(partyDriver, false, c.now())
-			c.onClaim(claimOf("c", "u1", classStatic, v1alpha1.IPv4), true)
-			wait(2 * settleBound)
-			c.abilities.set(partyDriver, true, c.now())
+			cl, a := staticPair(c, v1alpha1.ReclaimDelete)
+			outage(c, wait, partyDriver, 2*settleBound, func() { c.onClaim(cl, true) })
 			wait(settleBound - time.Second)
-			c.onAddress(address("x", "100.80.16.1", classStatic, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound), true)
+			c.onAddress(a, true)
 			wait(settleBound)
 		}, ""},
 		{"an address of the driver's classes neither held nor carried", func(c *checker, wait func(time.Duration)) {
@@ -401,9 +428,7 @@ func TestBoundedInvariants(t *testing.T) {
 			wait(0)
 		}, invLedger},
 		{"a ledger counting a deleted claim", func(c *checker, wait func(time.Duration)) {
-			c.limits[classDelete] = 10
-			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
-			c.onLedger(ledger(classDelete, 1, map[types.UID]int32{"u1": 1}), false)
+			admitOne(c, 10)
 			wait(watchLag)
 			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), true)
 			quietFor(t, c, wait, watchLag)
@@ -415,40 +440,26 @@ func TestBoundedInvariants(t *testing.T) {
 			wait(watchLag)
 		}, invLedger},
 		{"a ledger that follows its claims", func(c *checker, wait func(time.Duration)) {
-			c.limits[classDelete] = 3
-			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
-			c.onLedger(ledger(classDelete, 1, map[types.UID]int32{"u1": 1}), false)
+			admitOne(c, 3)
 			c.onClaim(claimOf("d", "u2", classDelete, v1alpha1.Dual), false)
 			c.onLedger(ledger(classDelete, 3, map[types.UID]int32{"u1": 1, "u2": 2}), false)
 			wait(watchLag)
-			deleting := claimOf("c", "u1", classDelete, v1alpha1.IPv4)
-			deleting.DeletionTimestamp = &metav1.Time{}
-			c.onClaim(deleting, false)
-			c.onLedger(ledger(classDelete, 2, map[types.UID]int32{"u2": 2}), false)
-			c.onClaim(deleting, true)
+			releaseOne(c, ledger(classDelete, 2, map[types.UID]int32{"u2": 2}))
 			wait(watchLag)
 		}, ""},
 		{"a claim waits for room while its namespace has some", func(c *checker, wait func(time.Duration)) {
-			c.limits[classDelete] = 2
-			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
-			c.onLedger(ledger(classDelete, 1, map[types.UID]int32{"u1": 1}), false)
+			admitOne(c, 2)
 			c.onClaim(waitingForRoom("d", "u2", v1alpha1.IPv4), false)
 			wait(settleBound)
 		}, invRefusedWithRoom},
 		{"a claim waits for room while there is none, then gets it", func(c *checker, wait func(time.Duration)) {
-			c.limits[classDelete] = 2
-			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
-			c.onLedger(ledger(classDelete, 1, map[types.UID]int32{"u1": 1}), false)
+			admitOne(c, 2)
 			c.onClaim(waitingForRoom("d", "u2", v1alpha1.Dual), false)
 			wait(settleBound)
 			if p := c.progress(); p.Waiting != 1 {
 				t.Errorf("a Dual claim with room for one address: %s, want it waiting", p)
 			}
-			deleting := claimOf("c", "u1", classDelete, v1alpha1.IPv4)
-			deleting.DeletionTimestamp = &metav1.Time{}
-			c.onClaim(deleting, false)
-			c.onLedger(ledger(classDelete, 0, nil), false)
-			c.onClaim(deleting, true)
+			releaseOne(c, ledger(classDelete, 0, nil))
 			wait(settleBound / 2)
 			c.onClaim(claimOf("d", "u2", classDelete, v1alpha1.Dual), false)
 			c.onLedger(ledger(classDelete, 2, map[types.UID]int32{"u2": 2}), false)

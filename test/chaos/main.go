@@ -18,19 +18,18 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/cozystack/address-controller/test/runkit"
 )
 
 func main() {
@@ -57,9 +56,6 @@ func main() {
 	flag.BoolVar(&o.KeepDir, "keep", false, "Keep every run's cluster folder (logs); a failed run's is always kept.")
 	flag.Parse()
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
-	logf := func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-	}
 
 	var runs []Config
 	for name := range strings.SplitSeq(*names, ",") {
@@ -73,7 +69,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "chaos:", err)
 			os.Exit(2)
 		}
-		p.Log = logf
+		p.Log = runkit.Logf
 		runs = append(runs, p)
 	}
 
@@ -100,7 +96,7 @@ func main() {
 		}
 	}
 	markdown(os.Stdout, results)
-	if err := writeJSON(*out, results); err != nil {
+	if err := runkit.WriteJSON(*out, results); err != nil {
 		fmt.Fprintln(os.Stderr, "chaos:", err)
 		failed = true
 	}
@@ -143,15 +139,4 @@ func override(p *Config, o Config, families string) error {
 	}
 	p.Workers, p.Seed, p.KeepDir = o.Workers, o.Seed, o.KeepDir
 	return nil
-}
-
-func writeJSON(path string, results []*Result) error {
-	b, err := json.MarshalIndent(results, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

@@ -21,7 +21,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/cozystack/address-controller/test/cluster"
 	"github.com/cozystack/address-controller/test/promtext"
+	"github.com/cozystack/address-controller/test/runkit"
 )
 
 // party is one of the actors a bounded invariant waits for.
@@ -128,11 +128,7 @@ func sampleAbilities(ctx context.Context, e *env, ab *abilities, mk *allocatorKi
 func leadsAndReady(ctx context.Context, url, lease string, gate bool) bool {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return false
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := runkit.Get(ctx, url)
 	if err != nil {
 		return false
 	}

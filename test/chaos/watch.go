@@ -88,26 +88,10 @@ func watch(ctx context.Context, e *env, chk *checker, events *eventCounter) erro
 		return err
 	}
 	err = errors.Join(
-		handle(&corev1.Service{}, func(o any, gone bool) {
-			if s, ok := o.(*corev1.Service); ok {
-				chk.onService(s, gone)
-			}
-		}),
-		handle(&v1alpha1.IPAddressClaim{}, func(o any, gone bool) {
-			if cl, ok := o.(*v1alpha1.IPAddressClaim); ok {
-				chk.onClaim(cl, gone)
-			}
-		}),
-		handle(&v1alpha1.IPAddress{}, func(o any, gone bool) {
-			if a, ok := o.(*v1alpha1.IPAddress); ok {
-				chk.onAddress(a, gone)
-			}
-		}),
-		handle(&v1alpha1.IPAddressClassUsage{}, func(o any, gone bool) {
-			if l, ok := o.(*v1alpha1.IPAddressClassUsage); ok {
-				chk.onLedger(l, gone)
-			}
-		}),
+		handle(&corev1.Service{}, typed(chk.onService)),
+		handle(&v1alpha1.IPAddressClaim{}, typed(chk.onClaim)),
+		handle(&v1alpha1.IPAddress{}, typed(chk.onAddress)),
+		handle(&v1alpha1.IPAddressClassUsage{}, typed(chk.onLedger)),
 		handle(&eventsv1.Event{}, func(o any, gone bool) {
 			if !gone {
 				events.add(o)
@@ -122,4 +106,14 @@ func watch(ctx context.Context, e *env, chk *checker, events *eventCounter) erro
 		return errors.New("the chaos harness's watch cache did not sync")
 	}
 	return nil
+}
+
+// typed adapts one of the checker's handlers to an informer's objects,
+// passing over any of another type.
+func typed[T any](on func(obj T, gone bool)) func(obj any, gone bool) {
+	return func(obj any, gone bool) {
+		if o, ok := obj.(T); ok {
+			on(o, gone)
+		}
+	}
 }
