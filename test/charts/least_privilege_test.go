@@ -40,6 +40,28 @@ func (a access) String() string {
 	return fmt.Sprintf("%s %s.%s %s", a.verb, a.resource, a.group, where)
 }
 
+// servicesOfDriver is what a driver running in driverNS, whose
+// placeholders live in holds, may do with Services: create and delete them
+// only in holds, read every one and patch a tenant's metadata
+// (association), and never write their status, which the load balancer
+// (MetalLB, LB-IPAM) writes.
+func servicesOfDriver(holds, driverNS, tenant string) []access {
+	return []access{
+		{"create", "", "services", holds, true},
+		{"delete", "", "services", holds, true},
+		{"create", "", "services", tenant, false},
+		{"delete", "", "services", tenant, false},
+		{"create", "", "services", driverNS, false},
+		{"update", "", "services", tenant, false},
+		{"get", "", "services", tenant, true},
+		{"list", "", "services", "", true},
+		{"watch", "", "services", "", true},
+		{"patch", "", "services", tenant, true},
+		{"patch", "", "services/status", tenant, false},
+		{"update", "", "services/status", holds, false},
+	}
+}
+
 // TestManagersHoldOnlyWhatTheyUse installs each chart's RBAC for real, with
 // the placeholder and MetalLB namespaces moved away from their defaults, and
 // asks the API server's authorizer, as each chart's ServiceAccount, what it
@@ -94,27 +116,13 @@ func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
 	const local, metallb, ciliumGroup = "local.sdn.cozystack.io", "metallb.io", "cilium.io"
 	t.Run("the driver creates and deletes Services only in the placeholder namespace", func(t *testing.T) {
 		driver := serviceAccount(t, c, driverNS, "metallb-iad")
-		check(driver, []access{
-			{"create", "", "services", placeholders, true},
-			{"delete", "", "services", placeholders, true},
-			{"create", "", "services", tenant, false},
-			{"delete", "", "services", tenant, false},
-			{"create", "", "services", driverNS, false},
-			{"update", "", "services", tenant, false},
-			// Association: read every Service, patch a tenant's metadata.
-			{"get", "", "services", tenant, true},
-			{"list", "", "services", "", true},
-			{"watch", "", "services", "", true},
-			{"patch", "", "services", tenant, true},
-			// MetalLB writes a Service's status, never the driver.
-			{"patch", "", "services/status", tenant, false},
-			{"update", "", "services/status", placeholders, false},
+		check(driver, append(servicesOfDriver(placeholders, driverNS, tenant),
 			// Phantoms: read MetalLB's refusals, write no event of core/v1.
-			{"list", "", "events", "", true},
-			{"watch", "", "events", "", true},
-			{"create", "", "events", tenant, false},
-			{"delete", "", "events", tenant, false},
-		})
+			access{"list", "", "events", "", true},
+			access{"watch", "", "events", "", true},
+			access{"create", "", "events", tenant, false},
+			access{"delete", "", "events", tenant, false},
+		))
 	})
 
 	t.Run("the driver writes MetalLB objects only in the MetalLB namespace", func(t *testing.T) {
@@ -140,28 +148,15 @@ func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
 
 	t.Run("the Cilium driver creates and deletes Services only in its placeholder namespace", func(t *testing.T) {
 		driver := serviceAccount(t, c, ciliumNS, "cilium-iad")
-		check(driver, []access{
-			{"create", "", "services", ciliumHolds, true},
-			{"delete", "", "services", ciliumHolds, true},
-			{"create", "", "services", placeholders, false},
-			{"create", "", "services", tenant, false},
-			{"delete", "", "services", tenant, false},
-			{"create", "", "services", ciliumNS, false},
-			{"update", "", "services", tenant, false},
-			// Association: read every Service, patch a tenant's metadata.
-			{"get", "", "services", tenant, true},
-			{"list", "", "services", "", true},
-			{"watch", "", "services", "", true},
-			{"patch", "", "services", tenant, true},
-			// LB-IPAM writes a Service's status, never the driver.
-			{"patch", "", "services/status", tenant, false},
-			{"update", "", "services/status", ciliumHolds, false},
+		check(driver, append(servicesOfDriver(ciliumHolds, ciliumNS, tenant),
+			// Nor in the MetalLB driver's.
+			access{"create", "", "services", placeholders, false},
 			// Its secret is the placeholder namespace's UID.
-			{"get", "", "namespaces", "", true},
-			{"list", "", "namespaces", "", false},
+			access{"get", "", "namespaces", "", true},
+			access{"list", "", "namespaces", "", false},
 			// It reads no core/v1 event: LB-IPAM reports on Service conditions.
-			{"list", "", "events", "", false},
-		})
+			access{"list", "", "events", "", false},
+		))
 	})
 
 	t.Run("the Cilium driver writes its cluster-scoped pools, deletes none, and writes nothing of MetalLB", func(t *testing.T) {

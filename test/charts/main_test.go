@@ -28,8 +28,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	localv1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
@@ -91,26 +89,17 @@ func TestMain(m *testing.M) {
 // sights are what a test of the package can leave behind: namespaces, what
 // the charts install cluster-wide, and what the managers make.
 func sights() []testkit.Sight {
-	var out []testkit.Sight
-	for _, s := range []struct {
-		kind      schema.GroupVersionKind
-		namespace string
-	}{
-		{corev1.SchemeGroupVersion.WithKind("Namespace"), ""},
-		{apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"), ""},
-		{admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), ""},
-		{admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicyBinding"), ""},
-		{rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), ""},
-		{rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), ""},
-		{localv1alpha1.GroupVersion.WithKind("IPAddressClass"), ""},
-		{localv1alpha1.GroupVersion.WithKind("IPAddress"), ""},
-		{params.IPAddressPoolGVK, cluster.MetalLBNamespace},
-		{params.L2AdvertisementGVK, cluster.MetalLBNamespace},
-		{params.BGPAdvertisementGVK, cluster.MetalLBNamespace},
-	} {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(s.kind.GroupVersion().WithKind(s.kind.Kind + "List"))
-		out = append(out, testkit.Sight{Kind: s.kind.Kind, List: list, Namespace: s.namespace})
+	return []testkit.Sight{
+		testkit.SightOf(corev1.SchemeGroupVersion.WithKind("Namespace"), ""),
+		testkit.SightOf(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"), ""),
+		testkit.SightOf(admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"), ""),
+		testkit.SightOf(admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicyBinding"), ""),
+		testkit.SightOf(rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), ""),
+		testkit.SightOf(rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), ""),
+		testkit.SightOf(localv1alpha1.GroupVersion.WithKind("IPAddressClass"), ""),
+		testkit.SightOf(localv1alpha1.GroupVersion.WithKind("IPAddress"), ""),
+		testkit.SightOf(params.IPAddressPoolGVK, cluster.MetalLBNamespace),
+		testkit.SightOf(params.L2AdvertisementGVK, cluster.MetalLBNamespace),
+		testkit.SightOf(params.BGPAdvertisementGVK, cluster.MetalLBNamespace),
 	}
-	return out
 }

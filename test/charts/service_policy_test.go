@@ -132,16 +132,9 @@ func TestServiceFieldsPolicy(t *testing.T) {
 	ctx := t.Context()
 	bed := newPolicyBed(t, driverChart, "metallb-iad-system", "svc", reservedServiceFields())
 	enforced, fields := bed.enforced, bed.fields
-	admin, tenant := bed.admin, bed.tenant
+	tenant := bed.tenant
 
-	t.Run("a tenant may create and update Services without reserved fields", func(t *testing.T) {
-		g := NewWithT(t)
-		_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "plain"), metav1.CreateOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(updateService(t, tenant, enforced, "plain", func(s *corev1.Service) {
-			metav1.SetMetaDataAnnotation(&s.ObjectMeta, localv1alpha1.AnnotationIPAddressClaim, "web")
-		})).To(Succeed())
-	})
+	bed.admitsUnreservedFields(ctx, t, func(*corev1.Service) {})
 
 	bed.deniesEachField(ctx, t)
 
@@ -151,17 +144,7 @@ func TestServiceFieldsPolicy(t *testing.T) {
 		expectDenied(g, err, "annotations metallb.io/loadBalancerIPs, metallb.io/address-pool are reserved to the metallb-iad driver")
 	})
 
-	t.Run("a tenant update leaving the reserved fields unchanged is admitted", func(t *testing.T) {
-		g := NewWithT(t)
-		_, err := admin.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "pinned", fields...), metav1.CreateOptions{})
-		g.Expect(err).NotTo(HaveOccurred(), "an admin (system:masters) may pin a Service")
-		g.Expect(updateService(t, tenant, enforced, "pinned", func(s *corev1.Service) {
-			metav1.SetMetaDataLabel(&s.ObjectMeta, "app", "web")
-			metav1.SetMetaDataAnnotation(&s.ObjectMeta, "example.com/owner", "team-a")
-		})).To(Succeed())
-		s, err := tenant.cs.CoreV1().Services(enforced).Get(ctx, "pinned", metav1.GetOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(s.Labels).To(HaveKeyWithValue("app", "web"))
+	bed.admitsUpdateLeavingFields(ctx, t, func(g Gomega, s *corev1.Service) {
 		g.Expect(s.Annotations).To(HaveKeyWithValue("metallb.io/loadBalancerIPs", firstIP))
 		g.Expect(s.Annotations).To(HaveKeyWithValue(localv1alpha1.AnnotationPinnedBy, firstIP))
 		g.Expect(s.Annotations).To(HaveKeyWithValue(placeholder.AnnotationSharedBy, firstIP))
@@ -265,6 +248,42 @@ func (b *policyBed) allowlistedMayWriteEveryField(ctx context.Context, t *testin
 		})
 	}
 
+}
+
+// admitsUnreservedFields checks that a tenant may create a Service with no
+// reserved field and update it to reference a claim; unreserved writes
+// the other fields the update sets, which the policy must leave alone too.
+func (b *policyBed) admitsUnreservedFields(ctx context.Context, t *testing.T, unreserved func(s *corev1.Service)) {
+	tenant, enforced := b.tenant, b.enforced
+	t.Run("a tenant may create and update Services without reserved fields", func(t *testing.T) {
+		g := NewWithT(t)
+		_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "plain"), metav1.CreateOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(updateService(t, tenant, enforced, "plain", func(s *corev1.Service) {
+			metav1.SetMetaDataAnnotation(&s.ObjectMeta, localv1alpha1.AnnotationIPAddressClaim, "web")
+			unreserved(s)
+		})).To(Succeed())
+	})
+}
+
+// admitsUpdateLeavingFields checks that a tenant may update a Service an
+// admin pinned with every reserved field, as long as the update leaves
+// those fields as they are; kept checks that they are.
+func (b *policyBed) admitsUpdateLeavingFields(ctx context.Context, t *testing.T, kept func(g Gomega, s *corev1.Service)) {
+	tenant, admin, enforced, fields := b.tenant, b.admin, b.enforced, b.fields
+	t.Run("a tenant update leaving the reserved fields unchanged is admitted", func(t *testing.T) {
+		g := NewWithT(t)
+		_, err := admin.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "pinned", fields...), metav1.CreateOptions{})
+		g.Expect(err).NotTo(HaveOccurred(), "an admin (system:masters) may pin a Service")
+		g.Expect(updateService(t, tenant, enforced, "pinned", func(s *corev1.Service) {
+			metav1.SetMetaDataLabel(&s.ObjectMeta, "app", "web")
+			metav1.SetMetaDataAnnotation(&s.ObjectMeta, "example.com/owner", "team-a")
+		})).To(Succeed())
+		s, err := tenant.cs.CoreV1().Services(enforced).Get(ctx, "pinned", metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(s.Labels).To(HaveKeyWithValue("app", "web"))
+		kept(g, s)
+	})
 }
 
 // admitsOutsideTheSelector checks that neither release binds a namespace

@@ -142,29 +142,14 @@ func (c *Cluster) crdEstablished(name string) bool {
 }
 
 // StopCilium stops the Cilium operator gracefully.
-func (c *Cluster) StopCilium() error {
-	if c.cilium == nil {
-		return nil
-	}
-	return c.cilium.stop()
-}
+func (c *Cluster) StopCilium() error { return c.cilium.stop() }
 
 // KillCilium kills the Cilium operator at once, as a crash would.
-func (c *Cluster) KillCilium() error {
-	if c.cilium == nil {
-		return nil
-	}
-	return c.cilium.kill()
-}
+func (c *Cluster) KillCilium() error { return c.cilium.kill() }
 
 // CiliumPID is the process id of the running Cilium operator, or 0 when it
 // is not running. Benchmarks read its memory and CPU from /proc.
-func (c *Cluster) CiliumPID() int {
-	if c.cilium == nil || !c.cilium.running() {
-		return 0
-	}
-	return c.cilium.cmd.Process.Pid
-}
+func (c *Cluster) CiliumPID() int { return c.cilium.pid() }
 
 // CiliumLog returns what the Cilium operator has written so far.
 func (c *Cluster) CiliumLog() string {

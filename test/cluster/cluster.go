@@ -451,29 +451,14 @@ func (c *Cluster) StartMetalLB() error {
 }
 
 // StopMetalLB stops the MetalLB controller gracefully.
-func (c *Cluster) StopMetalLB() error {
-	if c.metallb == nil {
-		return nil
-	}
-	return c.metallb.stop()
-}
+func (c *Cluster) StopMetalLB() error { return c.metallb.stop() }
 
 // KillMetalLB kills the MetalLB controller at once, as a crash would.
-func (c *Cluster) KillMetalLB() error {
-	if c.metallb == nil {
-		return nil
-	}
-	return c.metallb.kill()
-}
+func (c *Cluster) KillMetalLB() error { return c.metallb.kill() }
 
 // MetalLBPID is the process id of the running MetalLB controller, or 0 when
 // it is not running. Benchmarks read its memory and CPU from /proc.
-func (c *Cluster) MetalLBPID() int {
-	if c.metallb == nil || !c.metallb.running() {
-		return 0
-	}
-	return c.metallb.cmd.Process.Pid
-}
+func (c *Cluster) MetalLBPID() int { return c.metallb.pid() }
 
 // MetalLBMetricsURL is the plain-HTTP metrics endpoint of the MetalLB
 // controller last started, or "" if it never was.

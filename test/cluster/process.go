@@ -24,6 +24,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/cozystack/address-controller/test/netns"
 )
 
 // process is a child the cluster started itself (envtest starts etcd and the
@@ -76,9 +78,12 @@ func (p *process) start(w *watchdog) error {
 	return nil
 }
 
-// running reports whether the process was started and has not exited.
+// running reports whether the process was started and has not exited. A
+// nil process (an optional one the test never asked for, such as the
+// MetalLB controller or the Cilium operator) never runs: stopping or
+// killing it is no error.
 func (p *process) running() bool {
-	if p.cmd == nil {
+	if p == nil || p.cmd == nil {
 		return false
 	}
 	select {
@@ -87,6 +92,14 @@ func (p *process) running() bool {
 	default:
 		return true
 	}
+}
+
+// pid is the process id while the process runs, or 0.
+func (p *process) pid() int {
+	if !p.running() {
+		return 0
+	}
+	return p.cmd.Process.Pid
 }
 
 // stop terminates the process group, politely first.
@@ -150,6 +163,19 @@ func (c *Cluster) StartProcessWithEnv(name, path string, env []string, args ...s
 func (c *Cluster) WatchNetns(name string)   { c.watchdog.watchNetns(name) }
 func (c *Cluster) UnwatchNetns(name string) { c.watchdog.unwatchNetns(name) }
 
+// AddNetns makes the network namespace name, watched from the start: the
+// watchdog deletes it if the test process dies first, and gives up on it
+// again if it could not be made.
+func (c *Cluster) AddNetns(name string) (*netns.Namespace, error) {
+	c.WatchNetns(name)
+	n, err := netns.Add(name)
+	if err != nil {
+		c.UnwatchNetns(name)
+		return nil, err
+	}
+	return n, nil
+}
+
 // WatchCgroup has the cluster's watchdog kill every process in the cgroup
 // folder dir (a path under /sys/fs/cgroup) and below it, and remove them,
 // if the test process dies first: a node's containers are no children of
@@ -166,12 +192,7 @@ func (p *Process) Kill() error { return p.p.kill() }
 
 // PID is the process id, or 0 once the process has exited. Benchmarks read
 // its memory and CPU from /proc/<pid>.
-func (p *Process) PID() int {
-	if !p.p.running() {
-		return 0
-	}
-	return p.p.cmd.Process.Pid
-}
+func (p *Process) PID() int { return p.p.pid() }
 
 // Running reports whether the process has not exited.
 func (p *Process) Running() bool { return p.p.running() }

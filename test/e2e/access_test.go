@@ -39,14 +39,7 @@ var _ = Describe("Class access", func() {
 		outside, inside := t.namespace(ctx, "tenant-access-out"), t.namespace(ctx, "tenant-access-in")
 		out, err := kubectl(ctx, "", "label", "namespace", inside, "tier=public")
 		Expect(err).NotTo(HaveOccurred(), out)
-		t.own(b.Class(class, ""))
-		apply(ctx, `
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClass
-metadata: {name: access}
-spec:
-  provisioner: metallb.drivers.local.sdn.cozystack.io
-  reclaimPolicy: Delete
+		t.class(ctx, class, `
   namespaceSelector:
     matchLabels: {tier: public}
   addressesPerNamespace: 1

@@ -26,6 +26,7 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	b "github.com/cozystack/address-controller/test/builder"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
 // The adoption procedure of address-controller-operating.md, step by step,
@@ -120,45 +121,30 @@ spec:
 		t := newTidy()
 		t.namespace(ctx, "tenant-early")
 		t.own(b.Class("early", ""))
-		apply(ctx, `
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClass
-metadata: {name: early}
-spec:
-  provisioner: metallb.drivers.local.sdn.cozystack.io
+		apply(ctx, testkit.ClassYAML("early", metallbProvisioner, `
   parameters: {addresses: ["192.0.2.0/28"]}
----
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddress
-metadata: {name: ip-192-0-2-5}
-spec:
-  address: 192.0.2.5
-  className: early
-  reclaimPolicy: Retain
-  claimRef: {namespace: tenant-early, name: web}
-  source: {fromClass: {}}
----
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddress
-metadata: {name: ip-192-0-2-6}
-spec:
-  address: 192.0.2.6
-  className: early
-  reclaimPolicy: Delete
-  claimRef: {namespace: tenant-early, name: web}
-  source: {fromClass: {}}
-`)
+`)+"---"+preBoundYAML("ip-192-0-2-5", "192.0.2.5", "early", v1alpha1.ReclaimRetain, "tenant-early", "web")+
+			"---"+preBoundYAML("ip-192-0-2-6", "192.0.2.6", "early", v1alpha1.ReclaimDelete, "tenant-early", "web"))
 		Eventually(kit.StateOfAddress(Default, "ip-192-0-2-5"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressReleased))
 		Eventually(kit.Gone(b.Address("ip-192-0-2-6", "", "")), timeout, tick).Should(BeTrue())
 	})
 })
 
-// ingressOf lists the addresses a Service's load balancer reports.
-func ingressOf(ns, name string) []string {
-	ingress := kit.Service(Default, ns, name).Status.LoadBalancer.Ingress
-	out := make([]string, 0, len(ingress))
-	for _, in := range ingress {
-		out = append(out, in.IP)
-	}
-	return out
+// preBoundYAML is the IPAddress name of ip and class, pre-bound to the claim
+// ns/claim, as the YAML an admin writes.
+func preBoundYAML(name, ip, class string, policy v1alpha1.ReclaimPolicy, ns, claim string) string {
+	return `
+apiVersion: local.sdn.cozystack.io/v1alpha1
+kind: IPAddress
+metadata: {name: ` + name + `}
+spec:
+  address: ` + ip + `
+  className: ` + class + `
+  reclaimPolicy: ` + string(policy) + `
+  claimRef: {namespace: ` + ns + `, name: ` + claim + `}
+  source: {fromClass: {}}
+`
 }
+
+// ingressOf lists the addresses a Service's load balancer reports.
+func ingressOf(ns, name string) []string { return kit.Ingress(Default, ns, name)() }

@@ -31,33 +31,18 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
 var _ = Describe("Deleting a class", func() {
 	It("is held while Released addresses remain, names them in ClassInUse, and goes once they are deleted", func(ctx SpecContext) {
 		t := newTidy()
 		ns := t.namespace(ctx, "tenant-classdel")
-		t.own(b.Class("doomed", ""))
-		apply(ctx, `
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClass
-metadata: {name: doomed}
-spec:
-  provisioner: metallb.drivers.local.sdn.cozystack.io
-  reclaimPolicy: Retain
+		t.classWith(ctx, "doomed", v1alpha1.ReclaimRetain, `
   releaseDelay: 1h
   parameters: {addresses: ["198.51.100.16/28"]}
----
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClaim
-metadata: {name: one, namespace: tenant-classdel}
-spec: {className: doomed}
----
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClaim
-metadata: {name: two, namespace: tenant-classdel}
-spec: {className: doomed}
 `)
+		apply(ctx, testkit.ClaimYAML(ns, "one", "doomed")+"---"+testkit.ClaimYAML(ns, "two", "doomed"))
 		for _, c := range []string{"one", "two"} {
 			Eventually(kit.StateOfClaim(Default, ns, c), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		}
@@ -88,22 +73,11 @@ var _ = Describe("Quarantining an address", func() {
 	It("keeps a held Released address out of the pool past releaseDelay; removing held returns it on the next pass", func(ctx SpecContext) {
 		t := newTidy()
 		ns := t.namespace(ctx, "tenant-quarantine")
-		t.own(b.Class("quarantine", ""))
-		apply(ctx, `
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClass
-metadata: {name: quarantine}
-spec:
-  provisioner: metallb.drivers.local.sdn.cozystack.io
-  reclaimPolicy: Retain
+		t.classWith(ctx, "quarantine", v1alpha1.ReclaimRetain, `
   releaseDelay: 4s
   parameters: {addresses: ["198.51.100.32/28"]}
----
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClaim
-metadata: {name: web, namespace: tenant-quarantine}
-spec: {className: quarantine}
 `)
+		apply(ctx, testkit.ClaimYAML(ns, "web", "quarantine"))
 		Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		name := kit.Claim(Default, ns, "web").Status.Addresses[0].Name
 		_, err := kubectl(ctx, "", "-n", ns, "delete", "ipaddressclaim", "web", "--wait=false")
@@ -139,19 +113,9 @@ var _ = Describe("Upgrading the CRDs", func() {
 		old := crdWithout("local.sdn.cozystack.io_ipaddressclasses.yaml", "releaseDelay")
 		out, err := kubectl(ctx, old, "apply", "--server-side", "--force-conflicts", "-f", "-")
 		Expect(err).NotTo(HaveOccurred(), out)
-		apply(ctx, `
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClass
-metadata: {name: upgrade}
-spec:
-  provisioner: metallb.drivers.local.sdn.cozystack.io
+		apply(ctx, testkit.ClassYAML("upgrade", metallbProvisioner, `
   parameters: {addresses: ["198.51.100.48/28"]}
----
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClaim
-metadata: {name: web, namespace: tenant-upgrade}
-spec: {className: upgrade}
-`)
+`)+"---"+testkit.ClaimYAML(ns, "web", "upgrade"))
 		Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		before := kit.Claim(Default, ns, "web").Status.Addresses
 
@@ -174,12 +138,7 @@ spec: {className: upgrade}
 		upgraded := b.Class("upgrade", "")
 		Expect(kit.Get(ctx, clientKey(upgraded), upgraded)).To(Succeed())
 		Expect(upgraded.Spec.ReleaseDelay.Duration).To(Equal(30 * time.Minute))
-		apply(ctx, `
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClaim
-metadata: {name: after, namespace: tenant-upgrade}
-spec: {className: upgrade}
-`)
+		apply(ctx, testkit.ClaimYAML(ns, "after", "upgrade"))
 		Eventually(kit.StateOfClaim(Default, ns, "after"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	})
 })

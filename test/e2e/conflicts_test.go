@@ -27,6 +27,7 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/e2e/harness"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
 var _ = Describe("A forged placeholder", func() {
@@ -34,19 +35,9 @@ var _ = Describe("A forged placeholder", func() {
 		t := newTidy()
 		ns := t.namespace(ctx, "tenant-forge")
 		t.own(b.Class("forge", ""))
-		apply(ctx, `
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClass
-metadata: {name: forge}
-spec:
-  provisioner: metallb.drivers.local.sdn.cozystack.io
+		apply(ctx, testkit.ClassYAML("forge", metallbProvisioner, `
   parameters: {addresses: ["198.51.100.64/28"]}
----
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClaim
-metadata: {name: web, namespace: tenant-forge}
-spec: {className: forge}
-`)
+`)+"---"+testkit.ClaimYAML(ns, "web", "forge"))
 		Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		addr := kit.Claim(Default, ns, "web").Status.Addresses[0]
 		Eventually(func() []string { return holders(addr.Address) }, timeout, tick).Should(ConsistOf(HavePrefix(h.PlaceholderNamespace() + "/")))

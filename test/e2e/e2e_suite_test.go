@@ -36,7 +36,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
@@ -155,14 +154,6 @@ func shell(ctx context.Context, script string) (string, error) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	return out.String(), err
-}
-
-// services lists every Service of the cluster.
-func services() []corev1.Service {
-	GinkgoHelper()
-	list := &corev1.ServiceList{}
-	Expect(kit.List(context.Background(), list)).To(Succeed())
-	return list.Items
 }
 
 func clientKey(o client.Object) client.ObjectKey { return client.ObjectKeyFromObject(o) }

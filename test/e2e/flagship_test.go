@@ -29,36 +29,16 @@ import (
 
 // holders lists "namespace/name" of every Service whose load balancer
 // reports ip.
-func holders(ip string) []string {
-	var out []string
-	for _, s := range services() {
-		for _, in := range s.Status.LoadBalancer.Ingress {
-			if in.IP == ip {
-				out = append(out, s.Namespace+"/"+s.Name)
-			}
-		}
-	}
-	return out
-}
+func holders(ip string) []string { return kit.Holders(Default, ip)() }
 
 var _ = Describe("The flagship flow", func() {
 	It("keeps a claimed address across Services: claim, hold, attach A, delete A, held, attach B", func(ctx SpecContext) {
 		t := newTidy()
 		ns := t.namespace(ctx, "tenant-flagship")
 		t.own(b.Class("flagship", ""))
-		apply(ctx, `
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClass
-metadata: {name: flagship}
-spec:
-  provisioner: metallb.drivers.local.sdn.cozystack.io
+		apply(ctx, testkit.ClassYAML("flagship", metallbProvisioner, `
   parameters: {addresses: ["198.51.100.0/28"], avoidBuggyIPs: true}
----
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClaim
-metadata: {name: web, namespace: tenant-flagship}
-spec: {className: flagship}
-`)
+`)+"---"+testkit.ClaimYAML(ns, "web", "flagship"))
 		By("the claim is Bound to an address X that a placeholder holds")
 		Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		x := kit.Claim(Default, ns, "web").Status.Addresses[0].Address

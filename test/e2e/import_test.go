@@ -76,14 +76,9 @@ spec:
 
 		By("a class over the same range, which the driver does not render while the pool overlaps it")
 		t.own(b.Class("imported", ""))
-		apply(ctx, `
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClass
-metadata: {name: imported}
-spec:
-  provisioner: metallb.drivers.local.sdn.cozystack.io
+		apply(ctx, testkit.ClassYAML("imported", metallbProvisioner, `
   parameters: {addresses: ["198.51.100.224/28"]}
-`)
+`))
 		Eventually(func() string {
 			c := &v1alpha1.IPAddressClass{}
 			Expect(kit.Get(ctx, client.ObjectKey{Name: "imported"}, c)).To(Succeed())

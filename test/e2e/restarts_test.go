@@ -38,18 +38,13 @@ var _ = Describe("Restarts", func() {
 		t := newTidy()
 		ns := t.namespace(ctx, "tenant-restarts")
 		t.own(b.Class("restarts", ""))
-		apply(ctx, `
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClass
-metadata: {name: restarts}
-spec:
-  provisioner: metallb.drivers.local.sdn.cozystack.io
+		apply(ctx, testkit.ClassYAML("restarts", metallbProvisioner, `
   parameters: {addresses: ["198.51.100.80/28"]}
-`)
+`))
 		claims := func(from, to int) string {
 			var y string
 			for i := from; i < to; i++ {
-				y += fmt.Sprintf("---\napiVersion: local.sdn.cozystack.io/v1alpha1\nkind: IPAddressClaim\nmetadata: {name: c%d, namespace: %s}\nspec: {className: restarts}\n", i, ns)
+				y += "---" + testkit.ClaimYAML(ns, fmt.Sprintf("c%d", i), "restarts")
 			}
 			return y
 		}

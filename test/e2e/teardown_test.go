@@ -37,20 +37,10 @@ import (
 // static Available address, and returns the address names.
 func teardownSetup(ctx context.Context, ns, class, v4 string) (bound, static string) {
 	GinkgoHelper()
-	apply(ctx, `
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClass
-metadata: {name: `+class+`}
-spec:
-  provisioner: metallb.drivers.local.sdn.cozystack.io
+	apply(ctx, testkit.ClassYAML(class, metallbProvisioner, `
   reclaimPolicy: Delete
   parameters: {addresses: ["`+v4+`"]}
----
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClaim
-metadata: {name: web, namespace: `+ns+`}
-spec: {className: `+class+`}
----`+testkit.ClaimingServiceYAML(ns, "web", "web"))
+`)+"---"+testkit.ClaimYAML(ns, "web", class)+"---"+testkit.ClaimingServiceYAML(ns, "web", "web"))
 	Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	bound = kit.Claim(Default, ns, "web").Status.Addresses[0].Name
 	Eventually(func() []string { return ingressOf(ns, "web") }, timeout, tick).ShouldNot(BeEmpty())

@@ -33,7 +33,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
@@ -69,7 +68,7 @@ var _ = Describe("Tenant", func() {
 		expectForgeryRefused(outside, "forged", class, v1alpha1.ReasonClassNotAllowed)
 
 		By("a namespace the class selects, at its addressesPerNamespace limit")
-		asTenant(ctx, insider, claimYAML(full, "first", class), "create", "-f", "-")
+		asTenant(ctx, insider, testkit.ClaimYAML(full, "first", class), "create", "-f", "-")
 		Eventually(kit.StateOfClaim(Default, full, "first"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		asTenant(ctx, insider, forgedClaimYAML(full, "forged", class), "create", "-f", "-")
 		expectForgeryRefused(full, "forged", class, v1alpha1.ReasonClassLimitReached)
@@ -92,11 +91,11 @@ var _ = Describe("Tenant", func() {
 `)
 
 		By("the open class's only address is bound to another claim")
-		apply(ctx, claimYAML(ns, "occupier", open))
+		apply(ctx, testkit.ClaimYAML(ns, "occupier", open))
 		Eventually(kit.StateOfClaim(Default, ns, "occupier"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 
 		By("the tenant's claim is admitted to the open class and waits for an address")
-		asTenant(ctx, user, claimYAML(ns, "web", open), "create", "-f", "-")
+		asTenant(ctx, user, testkit.ClaimYAML(ns, "web", open), "create", "-f", "-")
 		Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(Equal(
 			testkit.ClaimState{Phase: v1alpha1.ClaimPending, Reason: v1alpha1.ReasonWaitingForProvisioning}))
 		Expect(kit.Claim(Default, ns, "web").Status.AdmittedClassName).To(Equal(open))
@@ -140,7 +139,7 @@ var _ = Describe("Tenant", func() {
 `)
 
 		By("a claim created with a status block claiming admission and an address: the status is dropped")
-		asTenant(ctx, user, claimYAML(ns, "forged", closed)+`
+		asTenant(ctx, user, testkit.ClaimYAML(ns, "forged", closed)+`
 status:
   phase: Bound
   className: `+closed+`
@@ -169,7 +168,7 @@ status:
 		Expect(kit.StateOfClaim(Default, ns, "forged")()).To(HaveField("Reason", v1alpha1.ReasonClassNotAllowed))
 
 		By("the ledger that counts the namespace's addresses is the core's")
-		asTenant(ctx, user, claimYAML(ns, "web", open), "create", "-f", "-")
+		asTenant(ctx, user, testkit.ClaimYAML(ns, "web", open), "create", "-f", "-")
 		Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		Eventually(ledgerClaims(ns, open), timeout, tick).Should(Equal([]string{"web"}))
 		for _, attempt := range []struct {
@@ -308,7 +307,7 @@ spec:
 		t.class(ctx, class, `
   parameters: {addresses: ["198.18.6.0/29"]}
 `)
-		asTenant(ctx, victim, claimYAML(victimNS, "web", class), "create", "-f", "-")
+		asTenant(ctx, victim, testkit.ClaimYAML(victimNS, "web", class), "create", "-f", "-")
 		Eventually(kit.StateOfClaim(Default, victimNS, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		addr := kit.Claim(Default, victimNS, "web").Status.Addresses[0]
 		placeholderHolds := ConsistOf(HavePrefix(h.PlaceholderNamespace() + "/"))
@@ -348,7 +347,7 @@ spec:
 		t.class(ctx, class, `
   parameters: {addresses: ["198.18.7.0/29"]}
 `)
-		asTenant(ctx, victim, claimYAML(victimNS, "web", class), "create", "-f", "-")
+		asTenant(ctx, victim, testkit.ClaimYAML(victimNS, "web", class), "create", "-f", "-")
 		Eventually(kit.StateOfClaim(Default, victimNS, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		addr := kit.Claim(Default, victimNS, "web").Status.Addresses[0]
 		placeholderHolds := ConsistOf(HavePrefix(h.PlaceholderNamespace() + "/"))
@@ -422,7 +421,7 @@ spec: {className: `+class+`, family: IPv6}
 		t.classWith(ctx, class, v1alpha1.ReclaimRetain, `
   parameters: {addresses: ["198.18.9.0/29"]}
 `)
-		asTenant(ctx, user, claimYAML(ns, "web", class), "create", "-f", "-")
+		asTenant(ctx, user, testkit.ClaimYAML(ns, "web", class), "create", "-f", "-")
 		Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		addr := kit.Claim(Default, ns, "web").Status.Addresses[0]
 		asTenant(ctx, user, testkit.ServiceYAML(ns, "carrier", map[string]string{v1alpha1.AnnotationIPAddressClaim: "web"}), "create", "-f", "-")
@@ -468,7 +467,7 @@ spec: {className: `+class+`, family: IPv6}
   addressesPerNamespace: 1
   parameters: {addresses: ["198.18.10.0/29"]}
 `)
-		asTenant(ctx, former, claimYAML(formerNS, "web", class), "create", "-f", "-")
+		asTenant(ctx, former, testkit.ClaimYAML(formerNS, "web", class), "create", "-f", "-")
 		Eventually(kit.StateOfClaim(Default, formerNS, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		addr := kit.Claim(Default, formerNS, "web").Status.Addresses[0]
 		asTenant(ctx, former, "", "-n", formerNS, "delete", "ipaddressclaims.local.sdn.cozystack.io", "web")
@@ -490,7 +489,7 @@ spec: {className: `+class+`, addressName: `+addr.Name+`}
 		Eventually(ledgerClaims(ns, class), timeout, tick).Should(Equal([]string{"named"}), "it counts against the limit")
 
 		By("the limit holds for the next claim of the namespace")
-		asTenant(ctx, user, claimYAML(ns, "more", class), "create", "-f", "-")
+		asTenant(ctx, user, testkit.ClaimYAML(ns, "more", class), "create", "-f", "-")
 		Eventually(kit.StateOfClaim(Default, ns, "more"), timeout, tick).Should(Equal(
 			testkit.ClaimState{Phase: v1alpha1.ClaimPending, Reason: v1alpha1.ReasonClassLimitReached}))
 	})
@@ -502,7 +501,7 @@ spec: {className: `+class+`, addressName: `+addr.Name+`}
 		t.class(ctx, class, `
   parameters: {addresses: ["198.18.11.0/29"]}
 `)
-		asTenant(ctx, user, claimYAML(ns, "web", class), "create", "-f", "-")
+		asTenant(ctx, user, testkit.ClaimYAML(ns, "web", class), "create", "-f", "-")
 		Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		addr := kit.Claim(Default, ns, "web").Status.Addresses[0]
 		asTenant(ctx, user, testkit.ServiceYAML(ns, "carrier", map[string]string{v1alpha1.AnnotationIPAddressClaim: "web"}), "create", "-f", "-")
@@ -554,27 +553,6 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
 	return ns, user
 }
 
-// class creates a MetalLB class of reclaim policy Delete with the rest of
-// its spec, as YAML indented under spec.
-func (t *tidy) class(ctx context.Context, name, spec string) {
-	GinkgoHelper()
-	t.classWith(ctx, name, v1alpha1.ReclaimDelete, spec)
-}
-
-// classWith creates a MetalLB class of reclaim policy with the rest of its
-// spec, as YAML indented under spec.
-func (t *tidy) classWith(ctx context.Context, name string, policy v1alpha1.ReclaimPolicy, spec string) {
-	GinkgoHelper()
-	t.own(b.Class(name, ""))
-	apply(ctx, `
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClass
-metadata: {name: `+name+`}
-spec:
-  provisioner: `+metallbProvisioner+`
-  reclaimPolicy: `+string(policy)+spec)
-}
-
 // asTenant runs kubectl as user, by impersonation, and expects it to succeed.
 func asTenant(ctx context.Context, user, stdin string, args ...string) {
 	GinkgoHelper()
@@ -587,16 +565,6 @@ func asTenant(ctx context.Context, user, stdin string, args ...string) {
 func beForbidden(user, verb, resource string) OmegaMatcher {
 	return And(ContainSubstring("(Forbidden)"),
 		ContainSubstring(fmt.Sprintf(`User %q cannot %s resource %s`, user, verb, resource)))
-}
-
-// claimYAML is a claim of class, as a tenant writes it.
-func claimYAML(ns, name, class string) string {
-	return `
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClaim
-metadata: {name: ` + name + `, namespace: ` + ns + `}
-spec: {className: ` + class + `}
-`
 }
 
 // forgedClaimYAML is a claim of class carrying the provisioner stamp the

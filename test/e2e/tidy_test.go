@@ -90,6 +90,22 @@ func (t *tidy) own(objs ...client.Object) {
 	}
 }
 
+// class creates a MetalLB class of reclaim policy Delete with the rest of
+// its spec, as YAML indented under spec.
+func (t *tidy) class(ctx context.Context, name, spec string) {
+	GinkgoHelper()
+	t.classWith(ctx, name, v1alpha1.ReclaimDelete, spec)
+}
+
+// classWith creates a MetalLB class of reclaim policy with the rest of its
+// spec, as YAML indented under spec.
+func (t *tidy) classWith(ctx context.Context, name string, policy v1alpha1.ReclaimPolicy, spec string) {
+	GinkgoHelper()
+	t.own(&v1alpha1.IPAddressClass{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	apply(ctx, testkit.ClassYAML(name, metallbProvisioner, `
+  reclaimPolicy: `+string(policy)+spec))
+}
+
 // remove deletes what the spec made, with the managers and MetalLB running,
 // and fails the spec if any of it is still there after removedWithin. The
 // namespaces go last, once their claims and Services are gone: the
@@ -250,23 +266,19 @@ func objects(ctx context.Context, kind schema.GroupVersionKind, namespace string
 // advertisements. The driver's gate probes, which come and go on their
 // own, are left out.
 func sights() []testkit.Sight {
+	probe := func(name string) bool { return strings.HasPrefix(name, "metallb-iad-probe-") }
 	var out []testkit.Sight
-	for _, s := range []struct {
-		kind      schema.GroupVersionKind
-		namespace string
-	}{
-		{corev1.SchemeGroupVersion.WithKind("Namespace"), ""},
-		{v1alpha1.GroupVersion.WithKind("IPAddressClass"), ""},
-		{v1alpha1.GroupVersion.WithKind("IPAddress"), ""},
-		{corev1.SchemeGroupVersion.WithKind("Service"), h.PlaceholderNamespace()},
-		{metallbKinds[0], cluster.MetalLBNamespace},
-		{metallbKinds[1], cluster.MetalLBNamespace},
-		{metallbKinds[2], cluster.MetalLBNamespace},
+	for _, s := range []testkit.Sight{
+		testkit.SightOf(corev1.SchemeGroupVersion.WithKind("Namespace"), ""),
+		testkit.SightOf(v1alpha1.GroupVersion.WithKind("IPAddressClass"), ""),
+		testkit.SightOf(v1alpha1.GroupVersion.WithKind("IPAddress"), ""),
+		testkit.SightOf(corev1.SchemeGroupVersion.WithKind("Service"), h.PlaceholderNamespace()),
+		testkit.SightOf(metallbKinds[0], cluster.MetalLBNamespace),
+		testkit.SightOf(metallbKinds[1], cluster.MetalLBNamespace),
+		testkit.SightOf(metallbKinds[2], cluster.MetalLBNamespace),
 	} {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(s.kind.GroupVersion().WithKind(s.kind.Kind + "List"))
-		out = append(out, testkit.Sight{Kind: s.kind.Kind, List: list, Namespace: s.namespace,
-			Skip: func(name string) bool { return strings.HasPrefix(name, "metallb-iad-probe-") }})
+		s.Skip = probe
+		out = append(out, s)
 	}
 	return out
 }

@@ -96,19 +96,9 @@ var _ = Describe("On the wire", Ordered, Label("wire"), func() {
 		t := newTidy()
 		t.namespace(ctx, wireNamespace)
 		t.own(b.Class("wire", ""))
-		apply(ctx, `
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClass
-metadata: {name: wire}
-spec:
-  provisioner: metallb.drivers.local.sdn.cozystack.io
+		apply(ctx, testkit.ClassYAML("wire", metallbProvisioner, `
   parameters: {addresses: ["`+wireRange+`"]}
----
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClaim
-metadata: {name: web, namespace: `+wireNamespace+`}
-spec: {className: wire}
-`)
+`)+"---"+testkit.ClaimYAML(wireNamespace, "web", "wire"))
 		Eventually(kit.StateOfClaim(Default, wireNamespace, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		x = netip.MustParseAddr(kit.Claim(Default, wireNamespace, "web").Status.Addresses[0].Address)
 		Expect(wire.LoadBalancerRange.Contains(x)).To(BeTrue())
@@ -408,21 +398,11 @@ spec: {className: wire}
 
 	It("leaves an address dark when its class's L2 node selector matches no node, and the class says why", func(ctx SpecContext) {
 		newTidy().own(b.Class("wire-nowhere", ""), b.Claim(wireNamespace, "nowhere"), b.Service(wireNamespace, "nowhere"))
-		apply(ctx, `
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClass
-metadata: {name: wire-nowhere}
-spec:
-  provisioner: metallb.drivers.local.sdn.cozystack.io
+		apply(ctx, testkit.ClassYAML("wire-nowhere", metallbProvisioner, `
   parameters:
     addresses: ["198.51.100.208/29"]
     advertisement: {l2: {nodeSelectors: [{matchLabels: {`+zoneLabel+`: nowhere}}]}}
----
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClaim
-metadata: {name: nowhere, namespace: `+wireNamespace+`}
-spec: {className: wire-nowhere}
-`)
+`)+"---"+testkit.ClaimYAML(wireNamespace, "nowhere", "wire-nowhere"))
 		Eventually(kit.StateOfClaim(Default, wireNamespace, "nowhere"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		z := netip.MustParseAddr(kit.Claim(Default, wireNamespace, "nowhere").Status.Addresses[0].Address)
 		Expect(bed.WriteEndpoints(ctx, wireNamespace, "nowhere", web1.Endpoint(true))).To(Succeed())

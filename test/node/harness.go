@@ -256,11 +256,8 @@ func podCIDR(i int) netip.Prefix {
 // addNamespace makes a namespace named after the harness and has the
 // cluster's watchdog delete it if the test process dies.
 func (h *Harness) addNamespace(role string) (*namespace, error) {
-	name := h.id + "-" + role
-	h.c.WatchNetns(name)
-	n, err := netns.Add(name)
+	n, err := h.c.AddNetns(h.id + "-" + role)
 	if err != nil {
-		h.c.UnwatchNetns(name)
 		return nil, err
 	}
 	return &namespace{n}, nil

@@ -323,6 +323,28 @@ func ClaimingServiceYAML(ns, name, claim string) string {
 	return ServiceYAML(ns, name, map[string]string{v1alpha1.AnnotationIPAddressClaim: claim})
 }
 
+// ClassYAML is a class of provisioner, as the YAML an admin applies with
+// kubectl; spec is the rest of its spec, as YAML indented under spec (what
+// it leaves out, the API server defaults).
+func ClassYAML(name, provisioner, spec string) string {
+	return `
+apiVersion: local.sdn.cozystack.io/v1alpha1
+kind: IPAddressClass
+metadata: {name: ` + name + `}
+spec:
+  provisioner: ` + provisioner + spec
+}
+
+// ClaimYAML is a claim of class, as the YAML a tenant writes.
+func ClaimYAML(ns, name, class string) string {
+	return `
+apiVersion: local.sdn.cozystack.io/v1alpha1
+kind: IPAddressClaim
+metadata: {name: ` + name + `, namespace: ` + ns + `}
+spec: {className: ` + class + `}
+`
+}
+
 // ServiceYAML is a LoadBalancer Service with annotations, as the YAML a
 // tenant writes: selector app=<name>, port 80, no node ports.
 func ServiceYAML(ns, name string, annotations map[string]string) string {

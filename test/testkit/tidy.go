@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -263,6 +264,14 @@ type Sight struct {
 	List      client.ObjectList
 	Namespace string
 	Skip      func(name string) bool
+}
+
+// SightOf is a Sight of kind in namespace that lists metadata only, so
+// that kinds with no Go type here (MetalLB's, say) need none.
+func SightOf(kind schema.GroupVersionKind, namespace string) Sight {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(kind.GroupVersion().WithKind(kind.Kind + "List"))
+	return Sight{Kind: kind.Kind, List: list, Namespace: namespace}
 }
 
 // Inventory is what the sights showed, as "Kind name" (or "Kind

@@ -226,11 +226,8 @@ var clientMAC = net.HardwareAddr{0x02, 0x00, 0xc0, 0x00, 0x02, 0xfe}
 // addNetns makes a namespace named after the bed and has the cluster's
 // watchdog delete it if the test process dies.
 func (b *Bed) addNetns(role string) (*namespace, error) {
-	name := b.id + "-" + role
-	b.c.WatchNetns(name)
-	n, err := netns.Add(name)
+	n, err := b.c.AddNetns(b.id + "-" + role)
 	if err != nil {
-		b.c.UnwatchNetns(name)
 		return nil, err
 	}
 	return &namespace{n}, nil

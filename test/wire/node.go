@@ -164,19 +164,14 @@ func (n *Node) StartSpeaker(ctx context.Context) error {
 }
 
 // StopSpeaker stops the speaker gracefully.
-func (n *Node) StopSpeaker() error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.speaker == nil {
-		return nil
-	}
-	p := n.speaker
-	n.speaker = nil
-	return p.Stop()
-}
+func (n *Node) StopSpeaker() error { return n.endSpeaker((*cluster.Process).Stop) }
 
 // KillSpeaker kills the speaker at once, as a crash would.
-func (n *Node) KillSpeaker() error {
+func (n *Node) KillSpeaker() error { return n.endSpeaker((*cluster.Process).Kill) }
+
+// endSpeaker ends the running speaker, if any, with end; under the lock,
+// so that a racing start or end sees it gone.
+func (n *Node) endSpeaker(end func(*cluster.Process) error) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.speaker == nil {
@@ -184,7 +179,7 @@ func (n *Node) KillSpeaker() error {
 	}
 	p := n.speaker
 	n.speaker = nil
-	return p.Kill()
+	return end(p)
 }
 
 // SpeakerLog is what this node's speakers have logged in this run.

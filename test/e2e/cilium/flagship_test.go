@@ -121,24 +121,6 @@ func kubectl(t *testing.T, stdin string, args ...string) {
 	}
 }
 
-// holders lists "namespace/name" of every Service whose load balancer
-// reports ip.
-func holders(g Gomega, ip string) func() []string {
-	return func() []string {
-		list := &corev1.ServiceList{}
-		g.Expect(kit.List(context.Background(), list)).To(Succeed())
-		var out []string
-		for _, s := range list.Items {
-			for _, in := range s.Status.LoadBalancer.Ingress {
-				if in.IP == ip {
-					out = append(out, s.Namespace+"/"+s.Name)
-				}
-			}
-		}
-		return out
-	}
-}
-
 // TestFlagshipFlow: claim, hold, attach A, detach A, attach B to the same
 // address, then tear everything down, as the driver's README tells.
 func TestFlagshipFlow(t *testing.T) {
@@ -149,43 +131,33 @@ func TestFlagshipFlow(t *testing.T) {
 apiVersion: v1
 kind: Namespace
 metadata: {name: tenant-flagship}
----
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClass
-metadata: {name: flagship}
-spec:
-  provisioner: cilium.drivers.local.sdn.cozystack.io
+---`+testkit.ClassYAML("flagship", "cilium.drivers.local.sdn.cozystack.io", `
   reclaimPolicy: Delete
   parameters: {addresses: ["198.51.100.0/28"]}
----
-apiVersion: local.sdn.cozystack.io/v1alpha1
-kind: IPAddressClaim
-metadata: {name: web, namespace: tenant-flagship}
-spec: {className: flagship}
-`, "apply", "-f", "-")
+`)+"---"+testkit.ClaimYAML(ns, "web", "flagship"), "apply", "-f", "-")
 
 	t.Log("the claim is Bound to an address X that a placeholder holds")
 	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	x := kit.Claim(g, ns, "web").Status.Addresses[0].Address
 	held := ConsistOf(HavePrefix(h.PlaceholderNamespace() + "/"))
-	g.Eventually(holders(g, x), timeout, tick).Should(held)
+	g.Eventually(kit.Holders(g, x), timeout, tick).Should(held)
 
 	t.Log("Service A names the claim and gets X; the placeholder is gone")
 	kubectl(t, testkit.ClaimingServiceYAML(ns, "a", "web"), "apply", "-f", "-")
-	g.Eventually(holders(g, x), timeout, tick).Should(Equal([]string{ns + "/a"}))
+	g.Eventually(kit.Holders(g, x), timeout, tick).Should(Equal([]string{ns + "/a"}))
 
 	t.Log("A stops naming the claim: a placeholder holds X again, A has nothing, the claim stays Bound")
 	kubectl(t, "", "-n", ns, "annotate", "service", "a", v1alpha1.AnnotationIPAddressClaim+"-")
-	g.Eventually(holders(g, x), timeout, tick).Should(held)
+	g.Eventually(kit.Holders(g, x), timeout, tick).Should(held)
 	g.Expect(kit.StateOfClaim(g, ns, "web")()).To(HaveField("Phase", v1alpha1.ClaimBound))
 
 	t.Log("Service B names the claim and gets the same X")
 	kubectl(t, testkit.ClaimingServiceYAML(ns, "b", "web"), "apply", "-f", "-")
-	g.Eventually(holders(g, x), timeout, tick).Should(Equal([]string{ns + "/b"}))
+	g.Eventually(kit.Holders(g, x), timeout, tick).Should(Equal([]string{ns + "/b"}))
 
 	t.Log("teardown: deleting the claim frees X, then the class leaves no pool and no placeholder behind")
 	kubectl(t, "", "-n", ns, "delete", "ipaddressclaim", "web")
-	g.Eventually(holders(g, x), timeout, tick).Should(BeEmpty())
+	g.Eventually(kit.Holders(g, x), timeout, tick).Should(BeEmpty())
 	kubectl(t, "", "delete", "ipaddressclass", "flagship")
 	g.Eventually(func() []string {
 		pools := &unstructured.UnstructuredList{}

@@ -1,3 +1,5 @@
+//go:build node
+
 /*
 Copyright 2026 The address-controller Authors.
 
