@@ -71,6 +71,15 @@ func (s *syncBuffer) String() string {
 	return s.buf.String()
 }
 
+// importableInTwo starts both managers and makes a class that can import
+// the Service "web" of each of two new namespaces (see importable).
+func importableInTwo(t *testing.T, g Gomega) (nsA, nsB, class string, held map[string]string) {
+	mt.StartBoth(t)
+	nsA, nsB = kit.Namespace(t), kit.Namespace(t)
+	class, held = importable(t, g, nil, nsA, nsB)
+	return nsA, nsB, class, held
+}
+
 // importable makes, in each namespace, a Service "web" holding an address
 // an auto-assigned pool of the admin's own gave it, and a MetalLB class
 // over the pool's range (with opts), which the pool keeps from rendering.
@@ -117,9 +126,7 @@ func kubeconfigWithContexts(t *testing.T, g Gomega, ns string) string {
 func TestPluginReadsKubectlFlags(t *testing.T) {
 	controlPlane(t)
 	g := NewWithT(t)
-	mt.StartBoth(t)
-	nsA, nsB := kit.Namespace(t), kit.Namespace(t)
-	class, held := importable(t, g, nil, nsA, nsB)
+	nsA, nsB, class, held := importableInTwo(t, g)
 	kubeconfig := kubeconfigWithContexts(t, g, nsA)
 	run := func(args ...string) (int, string, string) {
 		return kubectlIPAM(append([]string{"import", "--kubeconfig", kubeconfig, "--class", class, "--placeholder-namespace", placeholderNS}, args...)...)
@@ -176,9 +183,7 @@ func TestPluginReadsKubectlFlags(t *testing.T) {
 func TestPluginOutputFormats(t *testing.T) {
 	controlPlane(t)
 	g := NewWithT(t)
-	mt.StartBoth(t)
-	nsA, nsB := kit.Namespace(t), kit.Namespace(t)
-	class, held := importable(t, g, nil, nsA, nsB)
+	nsA, nsB, class, held := importableInTwo(t, g)
 	run := func(args ...string) (int, string, string) {
 		return kubectlIPAM(append([]string{"import", "--kubeconfig", mt.Cluster.Kubeconfig, "--class", class, "-A",
 			"--placeholder-namespace", placeholderNS, "--wait-timeout", "1m"}, args...)...)
