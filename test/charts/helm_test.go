@@ -17,11 +17,8 @@ limitations under the License.
 package charts
 
 import (
-	"bytes"
 	"errors"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,6 +27,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
 // The charts: the core, which is installed first, and one per driver.
@@ -68,24 +66,7 @@ func allOptions(t *testing.T, name string) string {
 // error carrying its standard error.
 func runHelm(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	bin := repoPath(t, "bin", "helm")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("no helm at %s: run make helm", bin)
-	}
-	cmd := exec.CommandContext(t.Context(), bin, args...)
-	// Keep helm's caches and configuration out of the user's home.
-	home := t.TempDir()
-	cmd.Env = append(os.Environ(),
-		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
-		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
-		"HELM_DATA_HOME="+filepath.Join(home, "data"),
-	)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), errors.New(strings.TrimSpace(stderr.String() + "\n" + stdout.String()))
-	}
-	return stdout.String(), nil
+	return testkit.Helm(t, args...)
 }
 
 // render runs helm template for chart as release in namespace, with extra

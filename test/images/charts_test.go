@@ -17,14 +17,13 @@ limitations under the License.
 package images
 
 import (
-	"bytes"
 	"maps"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"testing"
+
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
 // imageLine matches the image of a container in a rendered manifest.
@@ -65,7 +64,7 @@ func TestChartsNameTheArchives(t *testing.T) {
 			for _, s := range tc.set {
 				args = append(args, "--set", s)
 			}
-			out := helm(t, root, args...)
+			out := helm(t, args...)
 			matches := imageLine.FindAllStringSubmatch(out, -1)
 			rendered := make([]string, 0, len(matches))
 			for _, m := range matches {
@@ -88,25 +87,13 @@ func TestChartsNameTheArchives(t *testing.T) {
 	}
 }
 
-// helm runs the repository's bin/helm (make helm) with args, keeping its
-// caches in a temporary folder, and returns what it printed.
-func helm(t *testing.T, root string, args ...string) string {
+// helm runs the repository's bin/helm with args (testkit.Helm) and
+// returns what it printed.
+func helm(t *testing.T, args ...string) string {
 	t.Helper()
-	bin := filepath.Join(root, "bin", "helm")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("no helm at %s: run make helm", bin)
+	out, err := testkit.Helm(t, args...)
+	if err != nil {
+		t.Fatalf("helm %v: %v", args, err)
 	}
-	home := t.TempDir()
-	cmd := exec.CommandContext(t.Context(), bin, args...)
-	cmd.Env = append(os.Environ(),
-		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
-		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
-		"HELM_DATA_HOME="+filepath.Join(home, "data"),
-	)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("helm %v: %v\n%s", args, err, stderr.String())
-	}
-	return stdout.String()
+	return out
 }
