@@ -20,13 +20,11 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
-	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-
-	"github.com/cozystack/address-controller/internal/tombstone"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // Labels of the per-namespace gauges.
@@ -93,48 +91,11 @@ func (m *metrics) observeClass(c *v1alpha1.IPAddressClass, deleted bool) {
 // event by event.
 func observeAccessInformers(ctx context.Context, mgr ctrl.Manager, m *metrics) error {
 	resetAccessMetrics()
-	claimInf, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddressClaim{})
-	if err != nil {
+	if err := manager.Observe(ctx, mgr, manager.Changes(m.observeClaimUse)); err != nil {
 		return err
 	}
-	if _, err = claimInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { m.observeClaimUse(nil, obj.(*v1alpha1.IPAddressClaim)) },
-		UpdateFunc: func(o, n any) { m.observeClaimUse(o.(*v1alpha1.IPAddressClaim), n.(*v1alpha1.IPAddressClaim)) },
-		DeleteFunc: func(obj any) {
-			if c, ok := tombstone.As[*v1alpha1.IPAddressClaim](obj); ok {
-				m.observeClaimUse(c, nil)
-			}
-		},
-	}); err != nil {
+	if err := manager.Observe(ctx, mgr, manager.States(m.observeLedger)); err != nil {
 		return err
 	}
-	ledgerInf, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddressClassUsage{})
-	if err != nil {
-		return err
-	}
-	if _, err = ledgerInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { m.observeLedger(obj.(*v1alpha1.IPAddressClassUsage), false) },
-		UpdateFunc: func(_, n any) { m.observeLedger(n.(*v1alpha1.IPAddressClassUsage), false) },
-		DeleteFunc: func(obj any) {
-			if l, ok := tombstone.As[*v1alpha1.IPAddressClassUsage](obj); ok {
-				m.observeLedger(l, true)
-			}
-		},
-	}); err != nil {
-		return err
-	}
-	classInf, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddressClass{})
-	if err != nil {
-		return err
-	}
-	_, err = classInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { m.observeClass(obj.(*v1alpha1.IPAddressClass), false) },
-		UpdateFunc: func(_, n any) { m.observeClass(n.(*v1alpha1.IPAddressClass), false) },
-		DeleteFunc: func(obj any) {
-			if c, ok := tombstone.As[*v1alpha1.IPAddressClass](obj); ok {
-				m.observeClass(c, true)
-			}
-		},
-	})
-	return err
+	return manager.Observe(ctx, mgr, manager.States(m.observeClass))
 }

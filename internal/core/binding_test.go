@@ -292,8 +292,7 @@ func TestADeletedAddressGoesAfterItsDriversTeardown(t *testing.T) {
 	a := b.Address(class+"-a", "198.18.18.1", class, b.Reclaim(v1alpha1.ReclaimDelete))
 	teardown := v1alpha1.DriverTeardownFinalizer(provisioner)
 	a.Finalizers = []string{teardown}
-	claimThenPreBind(t, g, b.Claim(ns, "web", b.OfClass(class)), a)
-	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	bindByPreBinding(t, g, b.Claim(ns, "web", b.OfClass(class)), a)
 
 	g.Expect(k8s.Delete(context.Background(), kit.Claim(g, ns, "web"))).To(Succeed())
 	g.Eventually(func() bool { return kit.Address(g, a.Name).DeletionTimestamp != nil }, timeout, tick).Should(BeTrue())

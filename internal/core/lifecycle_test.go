@@ -35,8 +35,7 @@ import (
 // releaseAddress binds a fresh address of class to a claim and deletes the
 // claim, leaving the address Released.
 func releaseAddress(t *testing.T, g Gomega, ns, class, name, ip string) {
-	claimThenPreBind(t, g, b.Claim(ns, name, b.OfClass(class)), b.Address(name, ip, class))
-	g.Eventually(kit.StateOfClaim(g, ns, name), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	bindByPreBinding(t, g, b.Claim(ns, name, b.OfClass(class)), b.Address(name, ip, class))
 	g.Expect(k8s.Delete(context.Background(), b.Claim(ns, name))).To(Succeed())
 	g.Eventually(kit.StateOfAddress(g, name), timeout, tick).Should(Equal(testkit.AddressState{
 		Phase: v1alpha1.AddressReleased, Reason: v1alpha1.ReasonReleased, Claim: ns + "/" + name}))
@@ -123,8 +122,7 @@ func TestLostAddressComesBack(t *testing.T) {
 	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
 	kit.Make(t, g, b.Class(class, provisioner))
-	claimThenPreBind(t, g, b.Claim(ns, "web", b.OfClass(class)), b.Address(class+"-a", "198.18.9.1", class))
-	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	bindByPreBinding(t, g, b.Claim(ns, "web", b.OfClass(class)), b.Address(class+"-a", "198.18.9.1", class))
 	uid := kit.Claim(g, ns, "web").UID
 
 	// The address disappears (its protection finalizer holds it while the
@@ -153,8 +151,7 @@ func TestRecreatedClaimNeverAdoptsTheOldAddress(t *testing.T) {
 	shareCore(t)
 	ns, class := kit.Namespace(t), testkit.Name(t)
 	kit.Make(t, g, b.Class(class, provisioner))
-	claimThenPreBind(t, g, b.Claim(ns, "web", b.OfClass(class)), b.Address(class+"-a", "198.18.10.1", class))
-	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	bindByPreBinding(t, g, b.Claim(ns, "web", b.OfClass(class)), b.Address(class+"-a", "198.18.10.1", class))
 	old := kit.Claim(g, ns, "web")
 	g.Expect(k8s.Delete(context.Background(), old)).To(Succeed())
 	g.Eventually(kit.Gone(old), timeout, tick).Should(BeTrue())
@@ -191,8 +188,7 @@ func TestDeletingAClassWaitsForItsAddresses(t *testing.T) {
 	ns, class := kit.Namespace(t), testkit.Name(t)
 	c := b.Class(class, provisioner)
 	kit.Make(t, g, c)
-	claimThenPreBind(t, g, b.Claim(ns, "bound", b.OfClass(class)), b.Address(class+"-bound", "198.18.12.1", class))
-	g.Eventually(kit.StateOfClaim(g, ns, "bound"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	bindByPreBinding(t, g, b.Claim(ns, "bound", b.OfClass(class)), b.Address(class+"-bound", "198.18.12.1", class))
 	releaseAddress(t, g, ns, class, class+"-released", "198.18.12.2")
 	kit.Make(t, g, b.Address(class+"-free", "198.18.12.3", class))
 	g.Eventually(kit.StateOfAddress(g, class+"-free"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))
@@ -355,8 +351,7 @@ func TestFinalizerClearingCommands(t *testing.T) {
 	ns, class := kit.Namespace(t), testkit.Name(t)
 	c := b.Class(class, provisioner)
 	kit.Make(t, g, c)
-	claimThenPreBind(t, g, b.Claim(ns, "web", b.OfClass(class)), b.Address(class+"-a", "198.18.16.1", class))
-	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+	bindByPreBinding(t, g, b.Claim(ns, "web", b.OfClass(class)), b.Address(class+"-a", "198.18.16.1", class))
 	kit.Make(t, g, b.Address(class+"-free", "198.18.16.2", class))
 	g.Eventually(kit.StateOfClaim(g, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 	g.Eventually(kit.StateOfAddress(g, class+"-free"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressAvailable))

@@ -22,7 +22,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	b "github.com/cozystack/address-controller/test/builder"
@@ -32,19 +31,12 @@ import (
 // metricValue reads one sample from the manager's registry: a gauge's value
 // or a histogram's count, for the series whose labels include want.
 func metricValue(g Gomega, name string, want map[string]string) float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	g.Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if hasLabels(m, want) {
-				if h := m.GetHistogram(); h != nil {
-					return float64(h.GetSampleCount())
-				}
-				return m.GetGauge().GetValue()
+	for _, m := range testkit.Series(g, name) {
+		if hasLabels(m, want) {
+			if h := m.GetHistogram(); h != nil {
+				return float64(h.GetSampleCount())
 			}
+			return m.GetGauge().GetValue()
 		}
 	}
 	return 0
@@ -84,10 +76,8 @@ func TestMetrics(t *testing.T) {
 
 // seriesOfClass names the metric families that have a series for class.
 func seriesOfClass(g Gomega, class string) []string {
-	families, err := ctrlmetrics.Registry.Gather()
-	g.Expect(err).NotTo(HaveOccurred())
 	var names []string
-	for _, f := range families {
+	for _, f := range testkit.MetricFamilies(g) {
 		for _, m := range f.GetMetric() {
 			if hasLabels(m, map[string]string{"class": class}) {
 				names = append(names, f.GetName())

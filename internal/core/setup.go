@@ -22,15 +22,13 @@ import (
 	"fmt"
 	"slices"
 
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-
-	"github.com/cozystack/address-controller/internal/tombstone"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // EventSource is the reporting controller name on the core's events.
@@ -58,10 +56,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 // Setup registers the core's field indexes and controllers on mgr.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	ctx := context.Background()
-	clk := opts.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
+	clk := manager.ClockOrReal(opts.Clock)
 	if err := setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("setting up field indexes: %w", err)
 	}
@@ -96,60 +91,29 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 // each handler on a goroutine of its own, so a set fed here could lag behind
 // the wake-up of a claim that then finds nothing to bind, and sleeps.
 func observeInformers(ctx context.Context, mgr ctrl.Manager, pending *pendingBinds, m *metrics) error {
-	addrInf, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddress{})
-	if err != nil {
-		return err
-	}
-	_, err = addrInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			a := obj.(*v1alpha1.IPAddress)
+	if err := manager.Observe(ctx, mgr, manager.Events[*v1alpha1.IPAddress]{
+		Add: func(a *v1alpha1.IPAddress) {
 			pending.observe(a, false)
 			m.observeAddress(nil, a)
 		},
-		UpdateFunc: func(oldObj, newObj any) {
-			old, a := oldObj.(*v1alpha1.IPAddress), newObj.(*v1alpha1.IPAddress)
+		Update: func(old, a *v1alpha1.IPAddress) {
 			pending.observe(a, false)
 			m.observeAddress(old, a)
 		},
-		DeleteFunc: func(obj any) {
-			if a, ok := tombstone.As[*v1alpha1.IPAddress](obj); ok {
-				pending.observe(a, true)
-				m.observeAddress(a, nil)
-			}
+		Delete: func(a *v1alpha1.IPAddress) {
+			pending.observe(a, true)
+			m.observeAddress(a, nil)
 		},
+	}); err != nil {
+		return err
+	}
+	if err := manager.Observe(ctx, mgr, manager.Changes(m.observeClaim)); err != nil {
+		return err
+	}
+	return manager.Observe(ctx, mgr, manager.Events[*v1alpha1.IPAddressClass]{
+		Add:    func(c *v1alpha1.IPAddressClass) { m.observeClassBack(c.Name) },
+		Delete: func(c *v1alpha1.IPAddressClass) { m.observeClassGone(c.Name) },
 	})
-	if err != nil {
-		return err
-	}
-	claimInf, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddressClaim{})
-	if err != nil {
-		return err
-	}
-	_, err = claimInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { m.observeClaim(nil, obj.(*v1alpha1.IPAddressClaim)) },
-		UpdateFunc: func(o, n any) { m.observeClaim(o.(*v1alpha1.IPAddressClaim), n.(*v1alpha1.IPAddressClaim)) },
-		DeleteFunc: func(obj any) {
-			if c, ok := tombstone.As[*v1alpha1.IPAddressClaim](obj); ok {
-				m.observeClaim(c, nil)
-			}
-		},
-	})
-	if err != nil {
-		return err
-	}
-	classInf, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddressClass{})
-	if err != nil {
-		return err
-	}
-	_, err = classInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { m.observeClassBack(obj.(*v1alpha1.IPAddressClass).Name) },
-		DeleteFunc: func(obj any) {
-			if c, ok := tombstone.As[*v1alpha1.IPAddressClass](obj); ok {
-				m.observeClassGone(c.Name)
-			}
-		},
-	})
-	return err
 }
 
 // specOrMetadataChanged passes creations, deletions, and updates of spec,

@@ -18,7 +18,6 @@ package core_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -26,15 +25,12 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/core"
-	"github.com/cozystack/address-controller/internal/manager"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/cluster"
 	"github.com/cozystack/address-controller/test/inprocess"
@@ -62,30 +58,19 @@ var (
 // a namespace of its own accord.
 func TestMain(m *testing.M) {
 	testkit.Parallel(8)
-	os.Exit(func() int {
-		var err error
-		testCluster, err = cluster.Start(cluster.Options{WithoutMetalLB: true})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer func() { _ = testCluster.Stop() }()
-		if k8s, err = client.New(testCluster.Config, client.Options{Scheme: manager.NewScheme()}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
+	os.Exit(testkit.Main(cluster.Options{WithoutMetalLB: true}, func(c *cluster.Cluster, k client.Client) (int, error) {
+		testCluster, k8s = c, k
 		kit = testkit.New(k8s).Tidy(testkit.Tidying{Within: tidyTimeout, Prepare: prepareTidying})
-		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+		testkit.SetLogger("CORE_TEST_VERBOSE")
 		before, err := kit.Inventory(context.Background(), sights())
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+			return 1, err
 		}
 		if code := m.Run(); code != 0 {
-			return code
+			return code, nil
 		}
-		return kit.LeftBehind(before, sights(), tidyTimeout)
-	}())
+		return kit.LeftBehind(before, sights(), tidyTimeout), nil
+	}))
 }
 
 // sights are what a test can leave behind: namespaces, classes, addresses,
@@ -210,14 +195,6 @@ const (
 	tidyTimeout = time.Minute
 )
 
-// zapLevel logs errors only, unless CORE_TEST_VERBOSE is set.
-func zapLevel() zapcore.Level {
-	if os.Getenv("CORE_TEST_VERBOSE") != "" {
-		return zapcore.DebugLevel
-	}
-	return zapcore.ErrorLevel
-}
-
 // claimThenPreBind creates a claim, waits until the core has seen it, then
 // creates addresses pre-bound to it, owned by t: the order the operating
 // procedures prescribe (an address whose claim does not exist yet is
@@ -229,4 +206,11 @@ func claimThenPreBind(t *testing.T, g Gomega, claim *v1alpha1.IPAddressClaim, ad
 		b.PreBound(claim.Namespace, claim.Name)(a)
 		kit.Make(t, g, a)
 	}
+}
+
+// bindByPreBinding is claimThenPreBind, then waits for the claim to be
+// Bound.
+func bindByPreBinding(t *testing.T, g Gomega, claim *v1alpha1.IPAddressClaim, addrs ...*v1alpha1.IPAddress) {
+	claimThenPreBind(t, g, claim, addrs...)
+	g.Eventually(kit.StateOfClaim(g, claim.Namespace, claim.Name), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 }

@@ -28,6 +28,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -181,4 +182,13 @@ func RetryConflicts(r reconcile.Reconciler) reconcile.Reconciler {
 		}
 		return res, err
 	})
+}
+
+// ClockOrReal is clk, or the real clock where clk is nil: what a setup
+// function passes on from options that tests fill with a fake clock.
+func ClockOrReal(clk clock.PassiveClock) clock.PassiveClock {
+	if clk == nil {
+		return clock.RealClock{}
+	}
+	return clk
 }

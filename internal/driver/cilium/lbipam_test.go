@@ -26,7 +26,10 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	b "github.com/cozystack/address-controller/test/builder"
 )
 
 // A pool's serviceSelector decides which Services it serves: a matching
@@ -60,8 +63,7 @@ func TestCiliumPinGivesTheExactAddress(t *testing.T) {
 	pool, cidr := freshPool(t, g)
 	want := nthAddress(cidr, 7)
 
-	kit.Create(g, service(ns, "pinned", pool, 80, annotated(annotationIPs, want)))
-	g.Eventually(ingress(g, ns, "pinned"), timeout, tick).Should(Equal([]string{want}))
+	createPinned(g, ns, "pinned", pool, want)
 
 	kit.Create(g, service(ns, "outside", pool, 80, annotated(annotationIPs, "192.0.2.1")))
 	g.Eventually(satisfied(g, ns, "outside"), timeout, tick).Should(refused("no_pool",
@@ -81,8 +83,7 @@ func TestCiliumSharingKeySharesOnlyDisjointPorts(t *testing.T) {
 	pin := annotated(annotationIPs, ip)
 	key := annotated(annotationSharingKey, "k")
 
-	kit.Create(g, service(ns, "first", pool, 80, pin, key))
-	g.Eventually(ingress(g, ns, "first"), timeout, tick).Should(Equal([]string{ip}))
+	createPinned(g, ns, "first", pool, ip, key)
 
 	kit.Create(g, service(ns, "disjoint", pool, 443, pin, key))
 	g.Eventually(ingress(g, ns, "disjoint"), timeout, tick).Should(Equal([]string{ip}))
@@ -93,8 +94,7 @@ func TestCiliumSharingKeySharesOnlyDisjointPorts(t *testing.T) {
 	g.Consistently(ingress(g, ns, "colliding"), settle, tick).Should(BeEmpty())
 
 	kit.Create(g, service(ns, "keyless", pool, 8080, pin))
-	g.Eventually(satisfied(g, ns, "keyless"), timeout, tick).Should(refused("already_allocated",
-		"The IP '"+ip+"' is already allocated to another service"))
+	g.Eventually(satisfied(g, ns, "keyless"), timeout, tick).Should(alreadyAllocated(ip))
 	g.Consistently(ingress(g, ns, "keyless"), settle, tick).Should(BeEmpty())
 
 	g.Expect(ingress(g, ns, "first")()).To(Equal([]string{ip}))
@@ -130,13 +130,10 @@ func TestCiliumRefusalIsAConditionNotAnEvent(t *testing.T) {
 	pool, cidr := freshPool(t, g)
 	ip := nthAddress(cidr, 5)
 
-	holder := service(ns, "holder", pool, 80, annotated(annotationIPs, ip))
-	kit.Create(g, holder)
-	g.Eventually(ingress(g, ns, "holder"), timeout, tick).Should(Equal([]string{ip}))
+	holder := createPinned(g, ns, "holder", pool, ip)
 	loser := service(ns, "loser", pool, 80, annotated(annotationIPs, ip))
 	kit.Create(g, loser)
-	g.Eventually(satisfied(g, ns, "loser"), timeout, tick).Should(refused("already_allocated",
-		"The IP '"+ip+"' is already allocated to another service"))
+	g.Eventually(satisfied(g, ns, "loser"), timeout, tick).Should(alreadyAllocated(ip))
 	g.Consistently(func() []string { return append(eventsAbout(g, holder), eventsAbout(g, loser)...) },
 		settle, tick).Should(BeEmpty())
 }
@@ -150,17 +147,11 @@ func TestCiliumDeletingServiceKeepsItsAddress(t *testing.T) {
 	ip := nthAddress(cidr, 9)
 	const finalizer = "test.cilium.local/hold"
 
-	doomed := service(ns, "doomed", pool, 80, annotated(annotationIPs, ip))
-	doomed.Finalizers = []string{finalizer}
-	kit.Create(g, doomed)
-	g.Eventually(ingress(g, ns, "doomed"), timeout, tick).Should(Equal([]string{ip}))
+	doomed := createPinned(g, ns, "doomed", pool, ip, func(s *corev1.Service) { s.Finalizers = []string{finalizer} })
 	g.Expect(k8s.Delete(context.Background(), doomed)).To(Succeed())
 	g.Expect(kit.Service(g, ns, "doomed").DeletionTimestamp).NotTo(BeNil())
 
-	kit.Create(g, service(ns, "next", pool, 80, annotated(annotationIPs, ip)))
-	g.Eventually(satisfied(g, ns, "next"), timeout, tick).Should(refused("already_allocated",
-		"The IP '"+ip+"' is already allocated to another service"))
-	g.Consistently(ingress(g, ns, "next"), settle, tick).Should(BeEmpty())
+	refusedPin(g, ns, "next", pool, ip)
 	g.Expect(ingress(g, ns, "doomed")()).To(Equal([]string{ip}))
 
 	g.Eventually(func() error {
@@ -180,19 +171,14 @@ func TestCiliumUnpinnedServiceKeepsItsAddress(t *testing.T) {
 	pool, cidr := freshPool(t, g)
 	ip := nthAddress(cidr, 11)
 
-	pinned := service(ns, "pinned", pool, 80, annotated(annotationIPs, ip))
-	kit.Create(g, pinned)
-	g.Eventually(ingress(g, ns, "pinned"), timeout, tick).Should(Equal([]string{ip}))
+	pinned := createPinned(g, ns, "pinned", pool, ip)
 
 	kit.SetAnnotation(g, pinned, annotationIPs, "")
 	g.Consistently(ingress(g, ns, "pinned"), settle, tick).Should(Equal([]string{ip}))
 	g.Expect(satisfied(g, ns, "pinned")()).To(And(
 		HaveField("Status", metav1.ConditionTrue), HaveField("Reason", "satisfied")))
 
-	kit.Create(g, service(ns, "next", pool, 80, annotated(annotationIPs, ip)))
-	g.Eventually(satisfied(g, ns, "next"), timeout, tick).Should(refused("already_allocated",
-		"The IP '"+ip+"' is already allocated to another service"))
-	g.Consistently(ingress(g, ns, "next"), settle, tick).Should(BeEmpty())
+	refusedPin(g, ns, "next", pool, ip)
 }
 
 // Re-pinning a Service to another address moves it there and frees the old
@@ -203,15 +189,12 @@ func TestCiliumRepinMovesTheService(t *testing.T) {
 	pool, cidr := freshPool(t, g)
 	from, to := nthAddress(cidr, 12), nthAddress(cidr, 13)
 
-	moving := service(ns, "moving", pool, 80, annotated(annotationIPs, from))
-	kit.Create(g, moving)
-	g.Eventually(ingress(g, ns, "moving"), timeout, tick).Should(Equal([]string{from}))
+	moving := createPinned(g, ns, "moving", pool, from)
 
 	kit.SetAnnotation(g, moving, annotationIPs, to)
 	g.Eventually(ingress(g, ns, "moving"), timeout, tick).Should(Equal([]string{to}))
 
-	kit.Create(g, service(ns, "next", pool, 80, annotated(annotationIPs, from)))
-	g.Eventually(ingress(g, ns, "next"), timeout, tick).Should(Equal([]string{from}))
+	createPinned(g, ns, "next", pool, from)
 }
 
 // A pool over a CIDR hands out its network address first unless
@@ -231,6 +214,29 @@ func TestCiliumHandsOutTheNetworkAddress(t *testing.T) {
 // refused matches LB-IPAM's condition on a Service it gave no address.
 func refused(reason, message string) OmegaMatcher {
 	return Equal(metav1.Condition{Type: conditionSatisfied, Status: metav1.ConditionFalse, Reason: reason, Message: message})
+}
+
+// alreadyAllocated matches LB-IPAM's condition on a Service pinned to ip
+// while another Service holds it.
+func alreadyAllocated(ip string) OmegaMatcher {
+	return refused("already_allocated", "The IP '"+ip+"' is already allocated to another service")
+}
+
+// createPinned creates a Service of pool on port 80, pinned to ip, and
+// waits until LB-IPAM gives it ip.
+func createPinned(g Gomega, ns, name, pool, ip string, opts ...b.ServiceOption) *corev1.Service {
+	s := service(ns, name, pool, 80, append([]b.ServiceOption{annotated(annotationIPs, ip)}, opts...)...)
+	kit.Create(g, s)
+	g.Eventually(ingress(g, ns, name), timeout, tick).Should(Equal([]string{ip}))
+	return s
+}
+
+// refusedPin creates a Service of pool on port 80, pinned to ip while
+// another Service holds it, and sees LB-IPAM refuse it and give it nothing.
+func refusedPin(g Gomega, ns, name, pool, ip string) {
+	kit.Create(g, service(ns, name, pool, 80, annotated(annotationIPs, ip)))
+	g.Eventually(satisfied(g, ns, name), timeout, tick).Should(alreadyAllocated(ip))
+	g.Consistently(ingress(g, ns, name), settle, tick).Should(BeEmpty())
 }
 
 // A Service that stops matching every pool's selector loses its address.
@@ -268,8 +274,7 @@ func TestCiliumRestartKeepsAllocations(t *testing.T) {
 	g.Expect(testCluster.StartCilium()).To(Succeed())
 
 	kit.Create(g, service(ns, "late", pool, 80, annotated(annotationIPs, ip)))
-	g.Eventually(satisfied(g, ns, "late"), 2*timeout, tick).Should(refused("already_allocated",
-		"The IP '"+ip+"' is already allocated to another service"))
+	g.Eventually(satisfied(g, ns, "late"), 2*timeout, tick).Should(alreadyAllocated(ip))
 	g.Expect(ingress(g, ns, "pinned")()).To(Equal([]string{ip}))
 	g.Expect(ingress(g, ns, "free")()).To(Equal(free))
 	g.Expect(ingress(g, ns, "late")()).To(BeEmpty())

@@ -35,7 +35,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/cozystack/address-controller/internal/manager"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/cluster"
 	"github.com/cozystack/address-controller/test/testkit"
@@ -82,22 +81,16 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		// MetalLB would answer the same class-less Services as Cilium.
-		if testCluster, err = cluster.Start(cluster.Options{WithoutMetalLB: true, WithCilium: true}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer func() { _ = testCluster.Stop() }()
-		if k8s, err = client.New(testCluster.Config, client.Options{Scheme: manager.NewScheme()}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		kit = testkit.New(k8s).Tidy(testkit.Tidying{Within: timeout, Leftovers: contractHarness{}.Leftovers})
-		code := m.Run()
-		if code != 0 {
-			fmt.Fprintln(os.Stderr, "--- cilium-operator log (tail) ---")
-			fmt.Fprintln(os.Stderr, tail(testCluster.CiliumLog(), 60))
-		}
-		return code
+		return testkit.Main(cluster.Options{WithoutMetalLB: true, WithCilium: true}, func(c *cluster.Cluster, k client.Client) (int, error) {
+			testCluster, k8s = c, k
+			kit = testkit.New(k8s).Tidy(testkit.Tidying{Within: timeout, Leftovers: contractHarness{}.Leftovers})
+			code := m.Run()
+			if code != 0 {
+				fmt.Fprintln(os.Stderr, "--- cilium-operator log (tail) ---")
+				fmt.Fprintln(os.Stderr, tail(testCluster.CiliumLog(), 60))
+			}
+			return code, nil
+		})
 	}())
 }
 

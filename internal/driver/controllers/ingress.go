@@ -27,13 +27,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-
-	"github.com/cozystack/address-controller/internal/tombstone"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // ingressLog follows, from the Service informer, which addresses the
@@ -68,37 +66,20 @@ func newIngressLog(clk clock.PassiveClock, observe func(float64), inLedger func(
 
 // follow registers the log on the Service and IPAddress informers.
 func (l *ingressLog) follow(ctx context.Context, mgr ctrl.Manager) error {
-	svcs, err := mgr.GetCache().GetInformer(ctx, &corev1.Service{})
-	if err != nil {
-		return err
-	}
-	ips := func(obj any) []string {
-		if s, ok := tombstone.As[*corev1.Service](obj); ok {
-			return ingressIPs(s)
-		}
-		return nil
-	}
-	if _, err := svcs.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { l.change(nil, ips(obj)) },
-		UpdateFunc: func(o, n any) {
-			if before, after := ips(o), ips(n); !slices.Equal(before, after) {
+	if err := manager.Observe(ctx, mgr, manager.Events[*corev1.Service]{
+		Add: func(s *corev1.Service) { l.change(nil, ingressIPs(s)) },
+		Update: func(o, n *corev1.Service) {
+			if before, after := ingressIPs(o), ingressIPs(n); !slices.Equal(before, after) {
 				l.change(before, after)
 			}
 		},
-		DeleteFunc: func(obj any) { l.change(ips(obj), nil) },
+		Delete: func(s *corev1.Service) { l.change(ingressIPs(s), nil) },
 	}); err != nil {
 		return err
 	}
-	addrs, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddress{})
-	if err != nil {
-		return err
-	}
-	_, err = addrs.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
-		if a, ok := tombstone.As[*v1alpha1.IPAddress](obj); ok {
-			l.forget(a.Spec.Address)
-		}
-	}})
-	return err
+	return manager.Observe(ctx, mgr, manager.Events[*v1alpha1.IPAddress]{
+		Delete: func(a *v1alpha1.IPAddress) { l.forget(a.Spec.Address) },
+	})
 }
 
 // change records that a Service stopped reporting before and started

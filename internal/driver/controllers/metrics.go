@@ -21,13 +21,11 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
-	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-
-	"github.com/cozystack/address-controller/internal/tombstone"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // classLabel names the class a per-class series is about.
@@ -95,36 +93,20 @@ func (m *metrics) countAddresses(ctx context.Context, mgr ctrl.Manager) error {
 	m.used.Reset()
 	m.mismatched.reset()
 	m.inMismatch.Reset()
-	inf, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddress{})
-	if err != nil {
-		return err
-	}
-	count := func(obj any, delta float64) {
-		if a, ok := tombstone.As[*v1alpha1.IPAddress](obj); ok {
-			if _, gone := m.gone.Load(a.Spec.ClassName); !gone || delta > 0 {
-				m.used.WithLabelValues(a.Spec.ClassName).Add(delta)
-			}
+	count := func(a *v1alpha1.IPAddress, delta float64) {
+		if _, gone := m.gone.Load(a.Spec.ClassName); !gone || delta > 0 {
+			m.used.WithLabelValues(a.Spec.ClassName).Add(delta)
 		}
 	}
-	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { count(obj, 1) },
-		DeleteFunc: func(obj any) { count(obj, -1) },
-	})
-	if err != nil {
+	if err := manager.Observe(ctx, mgr, manager.Events[*v1alpha1.IPAddress]{
+		Add:    func(a *v1alpha1.IPAddress) { count(a, 1) },
+		Delete: func(a *v1alpha1.IPAddress) { count(a, -1) },
+	}); err != nil {
 		return err
 	}
-	classes, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.IPAddressClass{})
-	if err != nil {
-		return err
-	}
-	_, err = classes.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		DeleteFunc: func(obj any) {
-			if c, ok := tombstone.As[*v1alpha1.IPAddressClass](obj); ok {
-				m.classGone(c.Name)
-			}
-		},
+	return manager.Observe(ctx, mgr, manager.Events[*v1alpha1.IPAddressClass]{
+		Delete: func(c *v1alpha1.IPAddressClass) { m.classGone(c.Name) },
 	})
-	return err
 }
 
 // newMetrics returns the process's driver metrics, registered once with the
@@ -142,9 +124,7 @@ func newMetrics() *metrics {
 // newMetricSet makes the driver's series, unregistered.
 func newMetricSet() *metrics {
 	m := &metrics{
-		provisioned: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "address_driver_provisioned_total", Help: "Addresses the driver provisioned, by class.",
-		}, []string{classLabel}),
+		provisioned: classCounter("address_driver_provisioned_total", "Addresses the driver provisioned, by class."),
 		handoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "address_driver_handoffs_total",
 			Help: "Handoffs of a claim's addresses between their hold and a Service, by class, mode (shared, gap) and direction (associate, dissociate).",
@@ -158,26 +138,26 @@ func newMetricSet() *metrics {
 			Name: "address_driver_handoff_duration_seconds", Help: "From recording an association to the Service's load balancer reporting the address.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
 		}),
-		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "address_driver_conflicts_total", Help: "Addresses found held by a Service not entitled to them, by class.",
-		}, []string{classLabel}),
-		capacity: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "address_driver_pool_capacity", Help: "Addresses a class's ranges offer.",
-		}, []string{classLabel}),
-		used: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "address_driver_pool_used", Help: "IPAddress objects of a class, in any phase.",
-		}, []string{classLabel}),
-		mismatches: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "address_driver_ledger_mismatches_total",
-			Help: "Addresses the backend reserved for a claim while their IPAddress already belonged to someone else, by class.",
-		}, []string{classLabel}),
-		inMismatch: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "address_driver_claims_in_ledger_mismatch",
-			Help: "Claims of a class whose last provisioning pass found the backend's reservation already recorded for someone else; 0 once their next pass agrees.",
-		}, []string{classLabel}),
+		conflicts: classCounter("address_driver_conflicts_total", "Addresses found held by a Service not entitled to them, by class."),
+		capacity:  classGauge("address_driver_pool_capacity", "Addresses a class's ranges offer."),
+		used:      classGauge("address_driver_pool_used", "IPAddress objects of a class, in any phase."),
+		mismatches: classCounter("address_driver_ledger_mismatches_total",
+			"Addresses the backend reserved for a claim while their IPAddress already belonged to someone else, by class."),
+		inMismatch: classGauge("address_driver_claims_in_ledger_mismatch",
+			"Claims of a class whose last provisioning pass found the backend's reservation already recorded for someone else; 0 once their next pass agrees."),
 	}
 	m.mismatched.reset()
 	return m
+}
+
+// classCounter is a counter with one series per class.
+func classCounter(name, help string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{classLabel})
+}
+
+// classGauge is a gauge with one series per class.
+func classGauge(name, help string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, []string{classLabel})
 }
 
 // mismatchedClaims are the claims, by key, whose last provisioning pass met

@@ -21,7 +21,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,10 +48,7 @@ const (
 // Setup registers the driver's indexes and controllers for backend on mgr.
 func Setup(mgr ctrl.Manager, backend driver.Backend, opts driver.Options) error {
 	ctx := context.Background()
-	clk := opts.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
+	clk := manager.ClockOrReal(opts.Clock)
 	if err := setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("setting up field indexes: %w", err)
 	}

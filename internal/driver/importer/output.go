@@ -202,13 +202,8 @@ func importDocument(opts Options, plan Plan, outcomes []Outcome) ImportPlan {
 	return doc
 }
 
-func (doc ImportPlan) failed() (n int) {
-	for _, im := range doc.Imports {
-		if im.Result != nil && im.Result.Error != "" {
-			n++
-		}
-	}
-	return n
+func (doc ImportPlan) failed() int {
+	return count(doc.Imports, func(im PlannedImport) bool { return im.Result != nil && im.Result.Error != "" })
 }
 
 func undoDocument(opts Options, undos []Undo, results map[string]error) UndoPlan {
@@ -219,23 +214,33 @@ func undoDocument(opts Options, undos []Undo, results map[string]error) UndoPlan
 			p.Action = "keep"
 		}
 		if err, done := results[u.Namespace+"/"+u.Claim]; done {
-			p.Result = &UndoResult{Removed: err == nil}
-			if err != nil {
-				p.Result.Error = err.Error()
-			}
+			p.Result = &UndoResult{Removed: err == nil, Error: errorText(err)}
 		}
 		doc.Undos = append(doc.Undos, p)
 	}
 	return doc
 }
 
-func (doc UndoPlan) failed() (n int) {
-	for _, u := range doc.Undos {
-		if u.Result != nil && u.Result.Error != "" {
+func (doc UndoPlan) failed() int {
+	return count(doc.Undos, func(u PlannedUndo) bool { return u.Result != nil && u.Result.Error != "" })
+}
+
+// count is how many of items pass.
+func count[T any](items []T, pass func(T) bool) (n int) {
+	for _, it := range items {
+		if pass(it) {
 			n++
 		}
 	}
 	return n
+}
+
+// errorText is err's message, or "" without one.
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // handoverDocument is the handover h, and with --apply how it ended: err
@@ -246,10 +251,7 @@ func handoverDocument(opts Options, h *Handover, err error) HandoverPlan {
 		doc.Steps = []string{}
 	}
 	if opts.Apply {
-		doc.Result = &HandoverResult{Rendered: err == nil}
-		if err != nil {
-			doc.Result.Error = err.Error()
-		}
+		doc.Result = &HandoverResult{Rendered: err == nil, Error: errorText(err)}
 	}
 	return doc
 }

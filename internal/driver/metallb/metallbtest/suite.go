@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,14 +27,12 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/core"
@@ -43,7 +40,6 @@ import (
 	"github.com/cozystack/address-controller/internal/driver/drivertest"
 	"github.com/cozystack/address-controller/internal/driver/metallb"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
-	"github.com/cozystack/address-controller/internal/manager"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/cluster"
 	"github.com/cozystack/address-controller/test/inprocess"
@@ -93,44 +89,29 @@ var managers struct {
 // exit code.
 func Main(m *testing.M, opts Options) int {
 	testkit.Parallel(8)
-	var err error
-	if Cluster, err = cluster.Start(cluster.Options{}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = Cluster.Stop() }()
-	if Client, err = client.New(Cluster.Config, client.Options{Scheme: manager.NewScheme()}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	Kit = testkit.New(Client).Tidy(testkit.Tidying{Within: Timeout, Prepare: prepareTidying, Leftovers: Leftovers})
-	level := zapcore.ErrorLevel
-	if os.Getenv("DRIVER_TEST_VERBOSE") != "" {
-		level = zapcore.DebugLevel
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(level)))
-	if err := Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: PlaceholderNS}}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	before, err := Kit.Inventory(context.Background(), sights())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if opts.SharedManagers {
-		stop, err := startShared()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+	return testkit.Main(cluster.Options{}, func(c *cluster.Cluster, k client.Client) (int, error) {
+		Cluster, Client = c, k
+		Kit = testkit.New(Client).Tidy(testkit.Tidying{Within: Timeout, Prepare: prepareTidying, Leftovers: Leftovers})
+		testkit.SetLogger("DRIVER_TEST_VERBOSE")
+		if err := Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: PlaceholderNS}}); err != nil {
+			return 1, err
 		}
-		defer stop()
-	}
-	code := m.Run()
-	if code != 0 {
-		return code
-	}
-	return Kit.LeftBehind(before, sights(), time.Minute)
+		before, err := Kit.Inventory(context.Background(), sights())
+		if err != nil {
+			return 1, err
+		}
+		if opts.SharedManagers {
+			stop, err := startShared()
+			if err != nil {
+				return 1, err
+			}
+			defer stop()
+		}
+		if code := m.Run(); code != 0 {
+			return code, nil
+		}
+		return Kit.LeftBehind(before, sights(), time.Minute), nil
+	})
 }
 
 // sights are what a test can leave behind: namespaces, classes, addresses,
