@@ -23,7 +23,6 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
@@ -60,10 +59,8 @@ func classMetrics(t *testing.T, g *WithT, s *suite) {
 // registers with, the value of every series labelled with class, by metric
 // name.
 func classSeries(g *WithT, class string) map[string]float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	g.Expect(err).NotTo(HaveOccurred())
 	out := map[string]float64{}
-	for _, f := range families {
+	for _, f := range testkit.MetricFamilies(g) {
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
 				if l.GetName() == "class" && l.GetValue() == class {

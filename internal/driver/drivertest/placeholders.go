@@ -78,7 +78,9 @@ func placeholderAssignedItsClaimsAddress(t *testing.T, g *WithT, s *suite, p Pla
 		"the allocator gives the class's only address, the claim's, to the placeholder")
 
 	s.driver = s.h.StartDriver(s.t, s.cfg)
-	g.Eventually(func() string { return s.kit.Service(g, ph.Namespace, ph.Name).Annotations[placeholder.AnnotationAddressName] }, timeout, tick).
+	g.Eventually(func() string {
+		return s.kit.Service(g, ph.Namespace, ph.Name).Annotations[placeholder.AnnotationAddressName]
+	}, timeout, tick).
 		Should(Equal(addr.Name), "pinned to the claim's address, for its hold to adopt it")
 	g.Consistently(s.kit.Gone(ph), 5*time.Second, tick).Should(BeFalse(), "the hold to be is kept")
 }

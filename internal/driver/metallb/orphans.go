@@ -21,13 +21,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
-	"github.com/cozystack/address-controller/internal/tombstone"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 func (b *Backend) setupIndexes(ctx context.Context, idx client.FieldIndexer) error {
@@ -59,26 +58,16 @@ func (b *Backend) setupIndexes(ctx context.Context, idx client.FieldIndexer) err
 // observePlaceholders counts placeholders by role for the metrics, from the
 // informer.
 func (b *Backend) observePlaceholders(ctx context.Context, mgr ctrl.Manager) error {
-	inf, err := mgr.GetCache().GetInformer(ctx, &corev1.Service{})
-	if err != nil {
-		return err
-	}
-	role := func(obj any) string {
-		s, ok := tombstone.As[*corev1.Service](obj)
-		if !ok || s.Namespace != b.opts.PlaceholderNamespace {
+	role := func(s *corev1.Service) string {
+		if s == nil || s.Namespace != b.opts.PlaceholderNamespace {
 			return ""
 		}
 		return s.Labels[v1alpha1.LabelPlaceholder]
 	}
-	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { b.metrics.placeholder(role(obj), 1) },
-		UpdateFunc: func(o, n any) {
-			if ro, rn := role(o), role(n); ro != rn {
-				b.metrics.placeholder(ro, -1)
-				b.metrics.placeholder(rn, 1)
-			}
-		},
-		DeleteFunc: func(obj any) { b.metrics.placeholder(role(obj), -1) },
-	})
-	return err
+	return manager.Observe(ctx, mgr, manager.Changes(func(old, new *corev1.Service) {
+		if ro, rn := role(old), role(new); ro != rn {
+			b.metrics.placeholder(ro, -1)
+			b.metrics.placeholder(rn, 1)
+		}
+	}))
 }

@@ -30,7 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
@@ -39,6 +38,7 @@ import (
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/manager"
 	b "github.com/cozystack/address-controller/test/builder"
+	"github.com/cozystack/address-controller/test/testkit"
 )
 
 // TestNoReleaseWhileMetalLBIgnoresSingleEvents: after a start, MetalLB
@@ -160,18 +160,11 @@ const trust = time.Second
 // controller of that name, whatever the result.
 func reconciles(g Gomega, controller string) func() float64 {
 	return func() float64 {
-		families, err := ctrlmetrics.Registry.Gather()
-		g.Expect(err).NotTo(HaveOccurred())
 		sum := 0.0
-		for _, f := range families {
-			if f.GetName() != "controller_runtime_reconcile_total" {
-				continue
-			}
-			for _, m := range f.GetMetric() {
-				for _, l := range m.GetLabel() {
-					if l.GetName() == "controller" && l.GetValue() == controller {
-						sum += m.GetCounter().GetValue()
-					}
+		for _, m := range testkit.Series(g, "controller_runtime_reconcile_total") {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					sum += m.GetCounter().GetValue()
 				}
 			}
 		}
@@ -183,15 +176,8 @@ func reconciles(g Gomega, controller string) func() float64 {
 // driver runs in this process).
 func driverSeries(g Gomega, name string) func() float64 {
 	return func() float64 {
-		families, err := ctrlmetrics.Registry.Gather()
-		g.Expect(err).NotTo(HaveOccurred())
-		for _, f := range families {
-			if f.GetName() != name {
-				continue
-			}
-			for _, m := range f.GetMetric() {
-				return m.GetGauge().GetValue() + m.GetCounter().GetValue()
-			}
+		for _, m := range testkit.Series(g, name) {
+			return m.GetGauge().GetValue() + m.GetCounter().GetValue()
 		}
 		return -1
 	}
