@@ -23,7 +23,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	b "github.com/cozystack/address-controller/test/builder"
@@ -56,10 +55,7 @@ func requestNobodyNeeds(t *testing.T, g *WithT, s *suite, stopper Stopper) {
 	// The allocator's own start (its leader election, its first sync) comes
 	// first: allow it more than a step of the driver's.
 	restart()
-	for _, a := range addrs {
-		g.Eventually(s.condition(g, a.Name, v1alpha1.ConditionHeld), 3*timeout, tick).Should(
-			HaveField("Status", metav1.ConditionTrue), "the backend holds %s once its allocator is back", a.Address)
-	}
+	s.heldWithin(g, addrs, 3*timeout)
 	given := func() []string {
 		list := &corev1.ServiceList{}
 		g.Expect(s.c.List(context.Background(), list)).To(Succeed())

@@ -167,9 +167,12 @@ func (s *suite) bound(g *WithT, ns, name string) []v1alpha1.ClaimedAddress {
 }
 
 // held waits until the driver reports each address held by the backend.
-func (s *suite) held(g *WithT, addrs []v1alpha1.ClaimedAddress) {
+func (s *suite) held(g *WithT, addrs []v1alpha1.ClaimedAddress) { s.heldWithin(g, addrs, timeout) }
+
+// heldWithin is held, waiting up to within for each address.
+func (s *suite) heldWithin(g *WithT, addrs []v1alpha1.ClaimedAddress, within time.Duration) {
 	for _, a := range addrs {
-		g.Eventually(s.condition(g, a.Name, v1alpha1.ConditionHeld), timeout, tick).Should(HaveField("Status", metav1.ConditionTrue),
+		g.Eventually(s.condition(g, a.Name, v1alpha1.ConditionHeld), within, tick).Should(HaveField("Status", metav1.ConditionTrue),
 			"the backend holds %s", a.Address)
 	}
 }
