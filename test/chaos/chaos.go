@@ -42,8 +42,11 @@ type Result struct {
 	// Operations the workload completed, by kind.
 	Operations     map[string]int `json:"operations"`
 	WorkloadErrors []string       `json:"workloadErrors,omitempty"`
-	KillErrors     []string       `json:"killErrors,omitempty"`
-	Violations     []Violation    `json:"violations"`
+	// LateRebuilds are the rebuilds that stopped waiting for their old
+	// Service, left to the convergence check (lateDeletion).
+	LateRebuilds []string    `json:"lateRebuilds,omitempty"`
+	KillErrors   []string    `json:"killErrors,omitempty"`
+	Violations   []Violation `json:"violations"`
 	// WatchEvents is how many Service, claim and IPAddress events the
 	// invariants were checked on.
 	WatchEvents int `json:"watchEvents"`
@@ -179,7 +182,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	for _, n := range kills {
 		res.KillTotal += n
 	}
-	res.Operations, res.WorkloadErrors = w.summary(), w.errors()
+	res.Operations, res.WorkloadErrors, res.LateRebuilds = w.summary(), w.errors(), w.lateRebuilds()
 	res.WorkloadEndedBeforeLastKillSeconds = lastKill.Sub(w.done).Seconds()
 	from := lastKill
 	if w.done.After(from) {

@@ -89,6 +89,9 @@ func markdown(w io.Writer, results []*Result) {
 		for _, e := range r.WorkloadErrors {
 			_, _ = fmt.Fprintf(w, "- workload error: %s\n", e)
 		}
+		for _, e := range r.LateRebuilds {
+			_, _ = fmt.Fprintf(w, "- rebuild left to the convergence check: %s\n", e)
+		}
 		for _, e := range r.KillErrors {
 			_, _ = fmt.Fprintf(w, "- kill error: %s\n", e)
 		}
