@@ -157,6 +157,16 @@ func (c *Cluster) StartProcessWithEnv(name, path string, env []string, args ...s
 	return &Process{p: p}, nil
 }
 
+// NodeOptions describe a Node object a test bed registers for a node it runs
+// in a network namespace of its own (test/node's kubelets, test/wire's
+// speakers).
+type NodeOptions struct {
+	// Name of the Node object (a DNS label).
+	Name string
+	// Labels of the Node object, for the classes' node selectors.
+	Labels map[string]string
+}
+
 // WatchNetns has the cluster's watchdog delete the network namespace name
 // (made with `ip netns add`) if the test process dies before deleting it;
 // UnwatchNetns withdraws that once the test deleted it itself.

@@ -68,13 +68,8 @@ type Image struct {
 	Archive string
 }
 
-// NodeOptions describe one node.
-type NodeOptions struct {
-	// Name of the Node object (a DNS label).
-	Name string
-	// Labels kubelet registers the node with.
-	Labels map[string]string
-}
+// NodeOptions describe one node: kubelet registers it with its Labels.
+type NodeOptions = cluster.NodeOptions
 
 // Options choose the harness's nodes.
 type Options struct {
@@ -116,6 +111,25 @@ type Harness struct {
 }
 
 var nodeName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+// StartTestNodes starts the two nodes the node tests run on, node-a and
+// node-b, printing progress on stdout; when they do not start, it keeps
+// the cluster's folder for its logs.
+func StartTestNodes(ctx context.Context, c *cluster.Cluster, sandbox Image) (*Harness, error) {
+	began := time.Now()
+	h, err := Start(ctx, Options{
+		Cluster:      c,
+		Nodes:        []NodeOptions{{Name: "node-a"}, {Name: "node-b"}},
+		SandboxImage: sandbox,
+		Log:          func(f string, args ...any) { fmt.Printf(f+"\n", args...) },
+	})
+	if err != nil {
+		c.Keep()
+		return nil, fmt.Errorf("starting the nodes (logs kept in %s): %w", c.Dir, err)
+	}
+	fmt.Printf("The harness started %d nodes in %s\n", len(h.Nodes), time.Since(began).Round(time.Millisecond))
+	return h, nil
+}
 
 // Start builds the segment and starts every node, returning once each is
 // Ready and its kube-proxy has programmed its rules. On error, whatever it

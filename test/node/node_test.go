@@ -61,65 +61,51 @@ var (
 	incluster node.Image
 	cs        kubernetes.Interface
 	kit       *testkit.Kit
-	started   time.Duration
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	os.Exit(testkit.Exit(run(m)))
 }
 
-func run(m *testing.M) int {
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+func run(m *testing.M) (int, error) {
 	var err error
 	if c, err = cluster.Start(cluster.Options{WithWorkloads: true, WithoutMetalLB: true}); err != nil {
-		return fail(err)
+		return 0, err
 	}
 	defer func() { _ = c.Stop() }()
 	images, err := os.MkdirTemp("", "node-harness-images-")
 	if err != nil {
-		return fail(err)
+		return 0, err
 	}
 	defer func() { _ = os.RemoveAll(images) }()
 	pause, err := node.BuildImage(images, "./test/node/internal/pause", pauseRef)
 	if err != nil {
-		return fail(err)
+		return 0, err
 	}
 	if hello, err = node.BuildImage(images, "./test/node/internal/hello", helloRef); err != nil {
-		return fail(err)
+		return 0, err
 	}
 	if incluster, err = node.BuildImage(images, "./test/node/internal/incluster", inclusterRef); err != nil {
-		return fail(err)
+		return 0, err
 	}
-	began := time.Now()
-	nodes, err = node.Start(context.Background(), node.Options{
-		Cluster:      c,
-		Nodes:        []node.NodeOptions{{Name: "node-a"}, {Name: "node-b"}},
-		SandboxImage: pause,
-		Log:          func(f string, args ...any) { fmt.Printf(f+"\n", args...) },
-	})
-	if err != nil {
-		c.Keep()
-		return fail(fmt.Errorf("starting the node (logs kept in %s): %w", c.Dir, err))
+	if nodes, err = node.StartTestNodes(context.Background(), c, pause); err != nil {
+		return 0, err
 	}
-	started = time.Since(began)
 	defer func() {
 		if err := nodes.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "closing the nodes:", err)
 		}
 	}()
 	if cs, err = kubernetes.NewForConfig(c.Config); err != nil {
-		return fail(err)
+		return 0, err
 	}
 	cl, err := client.New(c.Config, client.Options{Scheme: manager.NewScheme()})
 	if err != nil {
-		return fail(err)
+		return 0, err
 	}
 	kit = testkit.New(cl).Tidy(testkit.Tidying{Within: 2 * time.Minute})
-	return m.Run()
+	return m.Run(), nil
 }
 
 // TestNodeRunsAPod runs a Deployment of a locally built image, under the
@@ -133,7 +119,6 @@ func TestNodeRunsAPod(t *testing.T) {
 	for _, n := range nodes.Nodes {
 		t.Logf("Node %s started in %s", n.Name, n.StartTime.Round(time.Millisecond))
 	}
-	t.Logf("The harness started %d nodes in %s", len(nodes.Nodes), started.Round(time.Millisecond))
 	ns := helloNamespace(t)
 
 	labels := map[string]string{"app": "hello"}

@@ -59,6 +59,15 @@ func exit(err error) int {
 	return 1
 }
 
+// Exit is a test binary's exit code for what its TestMain's body returned:
+// code, or 1 after printing err when there is one.
+func Exit(code int, err error) int {
+	if err != nil {
+		return exit(err)
+	}
+	return code
+}
+
 // SetLogger sends the in-process managers' log to stderr: errors only,
 // everything once the environment variable verbose is set.
 func SetLogger(verbose string) {

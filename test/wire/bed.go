@@ -66,12 +66,7 @@ const (
 )
 
 // NodeOptions describe one node namespace.
-type NodeOptions struct {
-	// Name of the Node object.
-	Name string
-	// Labels of the Node object, for the classes' node selectors.
-	Labels map[string]string
-}
+type NodeOptions = cluster.NodeOptions
 
 // Options choose the test bed's nodes.
 type Options struct {

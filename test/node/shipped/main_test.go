@@ -68,26 +68,22 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	os.Exit(testkit.Exit(run(m)))
 }
 
-func run(m *testing.M) int {
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+func run(m *testing.M) (int, error) {
 	ctx := context.Background()
 	var err error
 	if root, err = cluster.RepoRoot(); err != nil {
-		return fail(err)
+		return 0, err
 	}
 	if err := node.CheckRequirements(); err != nil {
-		return fail(err)
+		return 0, err
 	}
 	dir, err := os.MkdirTemp("", "node-shipped-images-")
 	if err != nil {
-		return fail(err)
+		return 0, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	began := time.Now()
@@ -96,11 +92,11 @@ func run(m *testing.M) int {
 		Only: []string{coreImage, driverImage, metallbControllerImage, metallbSpeakerImage, pauseImage},
 	})
 	if err != nil {
-		return fail(err)
+		return 0, err
 	}
 	hello, err := node.BuildImage(dir, "./test/node/internal/hello", helloRef)
 	if err != nil {
-		return fail(err)
+		return 0, err
 	}
 	fmt.Printf("Wrote %d images in %s\n", len(built), time.Since(began).Round(time.Millisecond))
 	for _, a := range built {
@@ -110,21 +106,12 @@ func run(m *testing.M) int {
 
 	// This project's CRDs come with the core chart, as on a new cluster.
 	if c, err = cluster.Start(cluster.Options{WithWorkloads: true, WithoutMetalLB: true, WithoutCRDs: true}); err != nil {
-		return fail(err)
+		return 0, err
 	}
 	defer func() { _ = c.Stop() }()
-	began = time.Now()
-	nodes, err = node.Start(ctx, node.Options{
-		Cluster:      c,
-		Nodes:        []node.NodeOptions{{Name: "node-a"}, {Name: "node-b"}},
-		SandboxImage: node.FromArchive(archives[pauseImage]),
-		Log:          func(f string, args ...any) { fmt.Printf(f+"\n", args...) },
-	})
-	if err != nil {
-		c.Keep()
-		return fail(fmt.Errorf("starting the nodes (logs kept in %s): %w", c.Dir, err))
+	if nodes, err = node.StartTestNodes(ctx, c, node.FromArchive(archives[pauseImage])); err != nil {
+		return 0, err
 	}
-	fmt.Printf("The harness started %d nodes in %s\n", len(nodes.Nodes), time.Since(began).Round(time.Millisecond))
 	defer func() {
 		if err := nodes.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "closing the nodes:", err)
@@ -138,26 +125,26 @@ func run(m *testing.M) int {
 	}
 	for _, archive := range toImport {
 		if err := nodes.ImportImage(ctx, archive); err != nil {
-			return fail(err)
+			return 0, err
 		}
 	}
 
 	if cs, err = kubernetes.NewForConfig(c.Config); err != nil {
-		return fail(err)
+		return 0, err
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return fail(err)
+		return 0, err
 	}
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		return fail(err)
+		return 0, err
 	}
 	if watcher, err = client.NewWithWatch(c.Config, client.Options{Scheme: scheme}); err != nil {
-		return fail(err)
+		return 0, err
 	}
 	kit = testkit.New(watcher).Tidy(testkit.Tidying{Within: 2 * time.Minute})
 	helm = harness.Helm{Binary: filepath.Join(root, "bin", "helm"), Kubeconfig: c.Kubeconfig, Home: filepath.Join(c.Dir, "helm")}
-	return m.Run()
+	return m.Run(), nil
 }
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
