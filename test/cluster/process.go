@@ -17,6 +17,8 @@ limitations under the License.
 package cluster
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -24,6 +26,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/cozystack/address-controller/test/netns"
 )
@@ -165,6 +169,35 @@ type NodeOptions struct {
 	Name string
 	// Labels of the Node object, for the classes' node selectors.
 	Labels map[string]string
+}
+
+// Bed is what a test bed of network namespaces beside the control plane
+// starts from (test/node, test/wire).
+type Bed struct {
+	// APIPort is the API server's loopback port, which the bed's namespaces
+	// reach through a forward of their own.
+	APIPort string
+	// Clientset is a cluster-admin client.
+	Clientset kubernetes.Interface
+	// ID is prefix and random hex: it names the bed's namespaces and links
+	// apart from those of another bed on the same machine.
+	ID string
+}
+
+// NewBed gives a new test bed its API port, client and ID (prefix and
+// randomBytes of hex).
+func (c *Cluster) NewBed(prefix string, randomBytes int) (Bed, error) {
+	port, err := netns.LoopbackPort(c.Config.Host)
+	if err != nil {
+		return Bed{}, err
+	}
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return Bed{}, err
+	}
+	suffix := make([]byte, randomBytes)
+	_, _ = rand.Read(suffix)
+	return Bed{APIPort: port, Clientset: cs, ID: prefix + hex.EncodeToString(suffix)}, nil
 }
 
 // WatchNetns has the cluster's watchdog delete the network namespace name

@@ -19,7 +19,6 @@ package node
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -164,20 +163,14 @@ func Start(ctx context.Context, opts Options) (h *Harness, err error) {
 	if err != nil {
 		return nil, err
 	}
-	apiPort, err := netns.LoopbackPort(opts.Cluster.Config.Host)
+	base, err := opts.Cluster.NewBed("acn-", 2)
 	if err != nil {
 		return nil, err
 	}
-	cs, err := kubernetes.NewForConfig(opts.Cluster.Config)
-	if err != nil {
-		return nil, err
-	}
-	suffix := make([]byte, 2)
-	_, _ = rand.Read(suffix)
-	id := "acn-" + hex.EncodeToString(suffix)
+	id := base.ID
 	h = &Harness{
-		c: opts.Cluster, cs: cs, assets: assets, sandbox: opts.SandboxImage, log: opts.Log,
-		id: id, dir: filepath.Join(opts.Cluster.Dir, "nodes-"+id), apiPort: apiPort, hostLink: id,
+		c: opts.Cluster, cs: base.Clientset, assets: assets, sandbox: opts.SandboxImage, log: opts.Log,
+		id: id, dir: filepath.Join(opts.Cluster.Dir, "nodes-"+id), apiPort: base.APIPort, hostLink: id,
 	}
 	if h.log == nil {
 		h.log = func(string, ...any) {}

@@ -18,8 +18,6 @@ package wire
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -127,17 +125,11 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 	if _, err := os.Stat(speaker); err != nil {
 		return nil, fmt.Errorf("%w (run `make control-plane` to build the MetalLB speaker)", err)
 	}
-	apiPort, err := netns.LoopbackPort(opts.Cluster.Config.Host)
+	base, err := opts.Cluster.NewBed("wire-", 3)
 	if err != nil {
 		return nil, err
 	}
-	cs, err := kubernetes.NewForConfig(opts.Cluster.Config)
-	if err != nil {
-		return nil, err
-	}
-	suffix := make([]byte, 3)
-	_, _ = rand.Read(suffix)
-	b = &Bed{c: opts.Cluster, cs: cs, log: opts.Log, id: "wire-" + hex.EncodeToString(suffix), apiPort: apiPort}
+	b = &Bed{c: opts.Cluster, cs: base.Clientset, log: opts.Log, id: base.ID, apiPort: base.APIPort}
 	if b.log == nil {
 		b.log = func(string, ...any) {}
 	}
