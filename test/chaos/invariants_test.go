@@ -17,6 +17,8 @@ limitations under the License.
 package main
 
 import (
+	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -574,5 +576,26 @@ func TestProgressCountsTheStaticClassesClaimsApart(t *testing.T) {
 	c.onClaim(static, false)
 	if p := c.progress(); p.StaticUnsettled != 1 {
 		t.Errorf("the static claim being deleted: %d static unsettled, want 1", p.StaticUnsettled)
+	}
+}
+
+// A rebuild whose old Service outlives its wait is named apart, not failed:
+// the convergence check judges the Service still being deleted. Any other
+// error of an operation stays a workload error.
+func TestLateRebuildIsLeftToTheConvergenceCheck(t *testing.T) {
+	w := &workload{e: &env{}, counts: map[string]int{}, ops: []op{
+		{"rebuild", func(context.Context) error { return lateDeletion{key: "chaos/svc-0001"} }},
+		{"rebuild", func(context.Context) error { return errors.New("refused") }},
+		{"rebuild", func(context.Context) error { return nil }},
+	}}
+	w.run(context.Background(), 0)
+	if late := w.lateRebuilds(); len(late) != 1 || !strings.Contains(late[0], "chaos/svc-0001") {
+		t.Errorf("late rebuilds %q, want the one of chaos/svc-0001", late)
+	}
+	if errs := w.errors(); len(errs) != 1 || errs[0] != "rebuild: refused" {
+		t.Errorf("workload errors %q, want the refused rebuild alone", errs)
+	}
+	if n := w.summary()["rebuild"]; n != 1 {
+		t.Errorf("%d rebuilds counted done, want 1", n)
 	}
 }
