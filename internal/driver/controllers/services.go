@@ -88,9 +88,7 @@ func (r *ServiceReconciler) reconcile(ctx context.Context, svc *corev1.Service) 
 		if err != nil || !done {
 			return err
 		}
-		// Nothing is carried any more: a finalizer left by a pass that
-		// crashed before removing it goes too.
-		return r.dropFinalizer(ctx, svc)
+		return r.letGoUncarried(ctx, svc)
 	}
 
 	claim, addrs, refusal, err := r.request(ctx, svc, claimName)
@@ -127,10 +125,27 @@ func (r *ServiceReconciler) reconcile(ctx context.Context, svc *corev1.Service) 
 			log.FromContext(ctx).Info("Association refused", "claim", claimName, "why", refusal)
 			r.recorder.Eventf(svc, nil, corev1.EventTypeWarning, v1alpha1.EventAssociationRefused, "Associate", "%s", refusal)
 		}
-		return nil
+		if len(current) > 0 {
+			return nil // each address's own pass lets svc go
+		}
+		return r.letGoUncarried(ctx, svc)
 	}
 	r.refused.forget(key)
 	return r.associate(ctx, svc, claim, addrs)
+}
+
+// letGoUncarried withdraws the driver's pin and carrier finalizer from svc,
+// which carries no address: left by a pass that crashed before removing
+// them, or by an association written while the address's own pass, as the
+// claim went, had already ended it and found no pin to withdraw (the two
+// passes run at once). The Service's pass alone sees that state, so it
+// owns this repair; it writes nothing where there is nothing of the
+// driver's.
+func (r *ServiceReconciler) letGoUncarried(ctx context.Context, svc *corev1.Service) error {
+	if _, byDriver := r.backend.PinnedTo(svc); byDriver && svc.DeletionTimestamp == nil {
+		log.FromContext(ctx).Info("Withdrawing the driver's pin from a Service that carries no address")
+	}
+	return r.letGo(ctx, svc)
 }
 
 // dissociateAll ends svc's association with as; false while one of them
