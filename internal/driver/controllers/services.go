@@ -140,12 +140,43 @@ func (r *ServiceReconciler) reconcile(ctx context.Context, svc *corev1.Service) 
 // claim went, had already ended it and found no pin to withdraw (the two
 // passes run at once). The Service's pass alone sees that state, so it
 // owns this repair; it writes nothing where there is nothing of the
-// driver's.
+// driver's. The addresses listed as carried by svc are the cache's view,
+// which can lag behind this process's own writes, so each pinned address
+// is read again first: one still recording svc is let go by its own pass,
+// in the order its handoff needs.
 func (r *ServiceReconciler) letGoUncarried(ctx context.Context, svc *corev1.Service) error {
-	if _, byDriver := r.backend.PinnedTo(svc); byDriver && svc.DeletionTimestamp == nil {
-		log.FromContext(ctx).Info("Withdrawing the driver's pin from a Service that carries no address")
+	pinned, byDriver := r.backend.PinnedTo(svc)
+	if byDriver && svc.DeletionTimestamp == nil {
+		for _, ip := range pinned {
+			if carried, err := r.recordsCarrier(ctx, ip.String(), svc); err != nil || carried {
+				return err
+			}
+		}
+		log.FromContext(ctx).Info("Withdrawing the driver's pin from a Service that carries no address", "pinned", pinned)
 	}
 	return r.letGo(ctx, svc)
+}
+
+// recordsCarrier says whether an IPAddress of ip, as this process last
+// wrote or read it, records svc as its carrier.
+func (r *ServiceReconciler) recordsCarrier(ctx context.Context, ip string, svc *corev1.Service) (bool, error) {
+	list := &v1alpha1.IPAddressList{}
+	if err := r.List(ctx, list, client.MatchingFields{indexAddressByIP: ip}); err != nil {
+		return false, err
+	}
+	for i := range list.Items {
+		a := &v1alpha1.IPAddress{}
+		if err := r.Get(ctx, client.ObjectKeyFromObject(&list.Items[i]), a); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return false, err
+		}
+		if w := a.Status.AssociatedTo; w != nil && w.Namespace == svc.Namespace && w.Name == svc.Name && (w.UID == "" || w.UID == svc.UID) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // dissociateAll ends svc's association with as; false while one of them
