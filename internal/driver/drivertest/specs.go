@@ -58,7 +58,14 @@ func specs(h Harness) []spec {
 	for _, f := range []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.Dual} {
 		out = append(out, spec{"association/" + string(f), func(t *testing.T, g *WithT, s *suite) { association(t, g, s, f) }})
 	}
-	out = append(out, spec{"association/a pin written as its claim went is withdrawn", pinOutlivingItsClaim})
+	out = append(out,
+		spec{"association/a pin written as its claim went is withdrawn", func(t *testing.T, g *WithT, s *suite) {
+			pinOutlivingItsAssociation(t, g, s, true)
+		}},
+		spec{"association/a pin written as the Service stopped naming its claim is withdrawn", func(t *testing.T, g *WithT, s *suite) {
+			pinOutlivingItsAssociation(t, g, s, false)
+		}},
+	)
 	hand, _ := h.(HandPinner)
 	out = append(out,
 		spec{"refusal/every request the driver cannot honour", func(t *testing.T, g *WithT, s *suite) { refusals(t, g, s, hand) }},
@@ -333,16 +340,18 @@ func (s *suite) letGo(g *WithT, ns string, addrs []v1alpha1.ClaimedAddress) {
 	g.Expect(s.kit.StateOfClaim(g, ns, "web")()).To(HaveField("Phase", v1alpha1.ClaimBound), "a Service letting go never releases")
 }
 
-// pinOutlivingItsClaim: the Service's pass and the address's run at once.
-// As the claim goes, the address's pass may end the association before the
-// Service's pass, which began associating just before, writes its pin: the
-// dissociation finds no pin to withdraw, and the pin written after it is
-// recorded nowhere (a chaos run of the Cilium driver left a Service so,
-// reporting the address of a deleted claim). The spec makes that state with
-// the driver down (the Service pinned, the association cleared as the
-// address's pass clears it, the claim deleted) and starts the driver: the
-// pin and the carrier finalizer go, and the Service reports nothing.
-func pinOutlivingItsClaim(t *testing.T, g *WithT, s *suite) {
+// pinOutlivingItsAssociation: the Service's pass and the address's run at
+// once. As the claim goes, the address's pass may end the association
+// before the Service's pass, which began associating just before, writes
+// its pin: the dissociation finds no pin to withdraw, and the pin written
+// after it is recorded nowhere (a chaos run of the Cilium driver left a
+// Service so, reporting the address of a deleted claim). The spec makes
+// that state with the driver down (the Service pinned, the association
+// cleared as the address's pass clears it, then the claim deleted, or the
+// Service's annotation removed) and starts the driver: the pin and the
+// carrier finalizer go, and the Service reports nothing; a claim that
+// stays keeps its binding and its hold.
+func pinOutlivingItsAssociation(t *testing.T, g *WithT, s *suite, claimDeleted bool) {
 	ns, addrs := s.heldClaim(t, g, v1alpha1.IPv4)
 	svc := b.Service(ns, "svc", b.ForClaim("web"))
 	s.kit.Create(g, svc)
@@ -355,8 +364,12 @@ func pinOutlivingItsClaim(t *testing.T, g *WithT, s *suite) {
 	g.Expect(s.c.Status().Patch(context.Background(), s.kit.Address(g, addrs[0].Name),
 		client.RawPatch(types.MergePatchType, cleared))).To(Succeed())
 	claim := s.kit.Claim(g, ns, "web")
-	g.Expect(s.c.Delete(context.Background(), claim)).To(Succeed())
-	g.Eventually(s.kit.Gone(claim), timeout, tick).Should(BeTrue())
+	if claimDeleted {
+		g.Expect(s.c.Delete(context.Background(), claim)).To(Succeed())
+		g.Eventually(s.kit.Gone(claim), timeout, tick).Should(BeTrue())
+	} else {
+		s.kit.SetAnnotation(g, s.kit.Service(g, ns, "svc"), v1alpha1.AnnotationIPAddressClaim, "")
+	}
 	restart()
 
 	g.Eventually(func() map[string]string { return s.kit.Service(g, ns, "svc").Annotations }, timeout, tick).
@@ -364,6 +377,9 @@ func pinOutlivingItsClaim(t *testing.T, g *WithT, s *suite) {
 	g.Eventually(func() []string { return s.kit.Service(g, ns, "svc").Finalizers }, timeout, tick).
 		Should(BeEmpty(), "the carrier finalizer goes")
 	g.Eventually(s.kit.Ingress(g, ns, "svc"), timeout, tick).Should(BeEmpty(), "the Service reports nothing")
+	if !claimDeleted {
+		s.letGo(g, ns, addrs)
+	}
 }
 
 // conflictOtherLoadBalancer: a Service that another load balancer gives a
