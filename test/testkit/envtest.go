@@ -47,11 +47,7 @@ func Main(opts cluster.Options, run func(c *cluster.Cluster, k client.Client) (i
 	if err != nil {
 		return exit(err)
 	}
-	code, err := run(c, k)
-	if err != nil {
-		return exit(err)
-	}
-	return code
+	return Exit(run(c, k))
 }
 
 func exit(err error) int {
