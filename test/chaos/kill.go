@@ -169,11 +169,7 @@ func (k *killer) killManager(ctx context.Context, kind, lease, asLeader, asFollo
 func (k *killer) forget(name string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for id, n := range k.identities {
-		if n == name {
-			delete(k.identities, id)
-		}
-	}
+	maps.DeleteFunc(k.identities, func(_, n string) bool { return n == name })
 }
 
 // markDown claims a process for a kill; false if it is already down.

@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"maps"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -213,11 +214,7 @@ func (s *mismatchedClaims) count(class string) int {
 func (s *mismatchedClaims) forgetClass(class string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for claim, c := range s.byClaim {
-		if c == class {
-			delete(s.byClaim, claim)
-		}
-	}
+	maps.DeleteFunc(s.byClaim, func(_, c string) bool { return c == class })
 }
 
 // ledgerState records the outcome of a claim's provisioning pass for the
