@@ -41,20 +41,27 @@ func Observe[T any, PT interface {
 	*T
 	client.Object
 }](ctx context.Context, mgr ctrl.Manager, e Events[PT]) error {
-	inf, err := mgr.GetCache().GetInformer(ctx, PT(new(T)))
+	return ObserveKind(ctx, mgr, PT(new(T)), e)
+}
+
+// ObserveKind registers e on the informer of kind's kind in mgr's cache:
+// Observe for a kind with no Go type of its own, an unstructured object
+// with its GroupVersionKind set.
+func ObserveKind[T client.Object](ctx context.Context, mgr ctrl.Manager, kind T, e Events[T]) error {
+	inf, err := mgr.GetCache().GetInformer(ctx, kind)
 	if err != nil {
 		return err
 	}
 	var h toolscache.ResourceEventHandlerFuncs
 	if e.Add != nil {
-		h.AddFunc = func(obj any) { e.Add(obj.(PT)) }
+		h.AddFunc = func(obj any) { e.Add(obj.(T)) }
 	}
 	if e.Update != nil {
-		h.UpdateFunc = func(old, new any) { e.Update(old.(PT), new.(PT)) }
+		h.UpdateFunc = func(old, new any) { e.Update(old.(T), new.(T)) }
 	}
 	if e.Delete != nil {
 		h.DeleteFunc = func(obj any) {
-			if o, ok := tombstone.As[PT](obj); ok {
+			if o, ok := tombstone.As[T](obj); ok {
 				e.Delete(o)
 			}
 		}

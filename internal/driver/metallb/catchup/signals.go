@@ -26,20 +26,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	crmanager "sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
+	"github.com/cozystack/address-controller/internal/manager"
 )
 
 // DefaultControllerSelector selects MetalLB's controller Pods as its Helm
@@ -88,20 +85,26 @@ func (g *Gate) Setup(mgr ctrl.Manager, s Signals) error {
 		})); err != nil {
 		return err
 	}
+	// Every replica follows MetalLB's starts, so that a new leader knows
+	// them already; only the leader asks.
+	ctx := log.IntoContext(context.Background(), mgr.GetLogger().WithName("metallb-start"))
+	if err := manager.ObserveKind(ctx, mgr, &corev1.Pod{}, manager.States(func(pod *corev1.Pod, gone bool) {
+		if at, ok := started(pod); ok && !gone && pod.Namespace == s.MetalLBNamespace {
+			_ = g.Feed(ctx, Event{Kind: Started, At: at})
+		}
+	})); err != nil {
+		return err
+	}
 	pool := &unstructured.Unstructured{}
 	pool.SetGroupVersionKind(params.IPAddressPoolGVK)
-	return ctrl.NewControllerManagedBy(mgr).Named("metallb-start").
-		WatchesRawSource(watch(mgr, &corev1.Pod{}, s.MetalLBNamespace, func(ctx context.Context, pod *corev1.Pod, gone bool) {
-			if at, ok := started(pod); ok && !gone {
-				_ = g.Feed(ctx, Event{Kind: Started, At: at})
-			}
-		})).
-		WatchesRawSource(watch(mgr, pool, s.MetalLBNamespace, func(ctx context.Context, p *unstructured.Unstructured, gone bool) {
-			v4, _, _ := unstructured.NestedInt64(p.Object, "status", "assignedIPv4")
-			v6, _, _ := unstructured.NestedInt64(p.Object, "status", "assignedIPv6")
-			_ = g.Feed(ctx, Event{Kind: Pool, Pool: p.GetName(), Assigned: v4 + v6, Gone: gone})
-		})).
-		Complete(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil }))
+	return manager.ObserveKind(ctx, mgr, pool, manager.States(func(p *unstructured.Unstructured, gone bool) {
+		if p.GetNamespace() != s.MetalLBNamespace {
+			return
+		}
+		v4, _, _ := unstructured.NestedInt64(p.Object, "status", "assignedIPv4")
+		v6, _, _ := unstructured.NestedInt64(p.Object, "status", "assignedIPv6")
+		_ = g.Feed(ctx, Event{Kind: Pool, Pool: p.GetName(), Assigned: v4 + v6, Gone: gone})
+	}))
 }
 
 // started is when the latest of pod's running containers started.
@@ -113,24 +116,6 @@ func started(pod *corev1.Pod) (time.Time, bool) {
 		}
 	}
 	return at, !at.IsZero()
-}
-
-// watch is a source that calls f on every version of every obj in
-// namespace ns the cache sees: the machine needs each pool's count as
-// written, which a reconciler's queue would fold together.
-func watch[T client.Object](mgr ctrl.Manager, obj T, ns string, f func(context.Context, T, bool)) source.Source {
-	h := handler.TypedFuncs[T, reconcile.Request]{
-		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[T], _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			f(ctx, e.Object, false)
-		},
-		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[T], _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			f(ctx, e.ObjectNew, false)
-		},
-		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[T], _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			f(ctx, e.Object, true)
-		},
-	}
-	return source.Kind(mgr.GetCache(), obj, h, predicate.NewTypedPredicateFuncs(func(o T) bool { return o.GetNamespace() == ns }))
 }
 
 // answered reads MetalLB's answer on a probe.
