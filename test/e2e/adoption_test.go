@@ -26,7 +26,6 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	b "github.com/cozystack/address-controller/test/builder"
-	"github.com/cozystack/address-controller/test/testkit"
 )
 
 // The adoption procedure of address-controller-operating.md, step by step,
@@ -120,10 +119,8 @@ spec:
 	It("reclaims an address created before its claim at once", func(ctx SpecContext) {
 		t := newTidy()
 		t.namespace(ctx, "tenant-early")
-		t.own(b.Class("early", ""))
-		apply(ctx, testkit.ClassYAML("early", metallbProvisioner, `
-  parameters: {addresses: ["192.0.2.0/28"]}
-`)+"---"+preBoundYAML("ip-192-0-2-5", "192.0.2.5", "early", v1alpha1.ReclaimRetain, "tenant-early", "web")+
+		t.classOver(ctx, "early", "192.0.2.0/28")
+		apply(ctx, preBoundYAML("ip-192-0-2-5", "192.0.2.5", "early", v1alpha1.ReclaimRetain, "tenant-early", "web")+
 			"---"+preBoundYAML("ip-192-0-2-6", "192.0.2.6", "early", v1alpha1.ReclaimDelete, "tenant-early", "web"))
 		Eventually(kit.StateOfAddress(Default, "ip-192-0-2-5"), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressReleased))
 		Eventually(kit.Gone(b.Address("ip-192-0-2-6", "", "")), timeout, tick).Should(BeTrue())

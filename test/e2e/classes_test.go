@@ -19,6 +19,7 @@ limitations under the License.
 package e2e
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"strings"
@@ -38,20 +39,8 @@ var _ = Describe("Deleting a class", func() {
 	It("is held while Released addresses remain, names them in ClassInUse, and goes once they are deleted", func(ctx SpecContext) {
 		t := newTidy()
 		ns := t.namespace(ctx, "tenant-classdel")
-		t.classWith(ctx, "doomed", v1alpha1.ReclaimRetain, `
-  releaseDelay: 1h
-  parameters: {addresses: ["198.51.100.16/28"]}
-`)
-		apply(ctx, testkit.ClaimYAML(ns, "one", "doomed")+"---"+testkit.ClaimYAML(ns, "two", "doomed"))
-		for _, c := range []string{"one", "two"} {
-			Eventually(kit.StateOfClaim(Default, ns, c), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
-		}
-		released := []string{kit.Claim(Default, ns, "one").Status.Addresses[0].Name, kit.Claim(Default, ns, "two").Status.Addresses[0].Name}
-		_, err := kubectl(ctx, "", "-n", ns, "delete", "ipaddressclaims.local.sdn.cozystack.io", "--all")
-		Expect(err).NotTo(HaveOccurred())
-		for _, a := range released {
-			Eventually(kit.StateOfAddress(Default, a), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressReleased))
-		}
+		t.classWithDelay(ctx, "doomed", "198.51.100.16/28", time.Hour)
+		released := releasedBy(ctx, ns, "doomed", "one", "two")
 
 		out, err := kubectl(ctx, "", "delete", "ipaddressclasses.local.sdn.cozystack.io", "doomed", "--wait=false")
 		Expect(err).NotTo(HaveOccurred(), out)
@@ -73,16 +62,8 @@ var _ = Describe("Quarantining an address", func() {
 	It("keeps a held Released address out of the pool past releaseDelay; removing held returns it on the next pass", func(ctx SpecContext) {
 		t := newTidy()
 		ns := t.namespace(ctx, "tenant-quarantine")
-		t.classWith(ctx, "quarantine", v1alpha1.ReclaimRetain, `
-  releaseDelay: 4s
-  parameters: {addresses: ["198.51.100.32/28"]}
-`)
-		apply(ctx, testkit.ClaimYAML(ns, "web", "quarantine"))
-		Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
-		name := kit.Claim(Default, ns, "web").Status.Addresses[0].Name
-		_, err := kubectl(ctx, "", "-n", ns, "delete", "ipaddressclaim", "web", "--wait=false")
-		Expect(err).NotTo(HaveOccurred())
-		Eventually(kit.StateOfAddress(Default, name), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressReleased))
+		t.classWithDelay(ctx, "quarantine", "198.51.100.32/28", 4*time.Second)
+		name := releasedBy(ctx, ns, "quarantine", "web")[0]
 		out, err := kubectl(ctx, "", "annotate", "ipaddresses.local.sdn.cozystack.io", name, "ipaddress.local.sdn.cozystack.io/held=true")
 		Expect(err).NotTo(HaveOccurred(), out)
 
@@ -103,6 +84,31 @@ var _ = Describe("Quarantining an address", func() {
 		Eventually(kit.EventsAbout(Default, kit.Address(Default, name), v1alpha1.EventReleaseDelayExpired), timeout, tick).Should(HaveLen(1))
 	})
 })
+
+// releasedBy binds a claim of class in ns for each name given, deletes the
+// claims and waits until their addresses are Released; it returns the
+// addresses' names, in the claims' order. The class must retain them.
+func releasedBy(ctx context.Context, ns, class string, claims ...string) []string {
+	GinkgoHelper()
+	var docs []string
+	for _, c := range claims {
+		docs = append(docs, testkit.ClaimYAML(ns, c, class))
+	}
+	apply(ctx, strings.Join(docs, "---"))
+	names := make([]string, len(claims))
+	for i, c := range claims {
+		Eventually(kit.StateOfClaim(Default, ns, c), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
+		names[i] = kit.Claim(Default, ns, c).Status.Addresses[0].Name
+	}
+	// Not waiting for the claims to go: a short releaseDelay runs from the
+	// moment the addresses are Released.
+	out, err := kubectl(ctx, "", append([]string{"-n", ns, "delete", "ipaddressclaims.local.sdn.cozystack.io", "--wait=false"}, claims...)...)
+	Expect(err).NotTo(HaveOccurred(), out)
+	for _, a := range names {
+		Eventually(kit.StateOfAddress(Default, a), timeout, tick).Should(HaveField("Phase", v1alpha1.AddressReleased))
+	}
+	return names
+}
 
 var _ = Describe("Upgrading the CRDs", func() {
 	It("applies the current CRDs with make install-crds over existing objects", func(ctx SpecContext) {

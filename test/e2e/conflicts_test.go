@@ -25,7 +25,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/e2e/harness"
 	"github.com/cozystack/address-controller/test/testkit"
 )
@@ -34,10 +33,8 @@ var _ = Describe("A forged placeholder", func() {
 	It("is a conflict outside the placeholder namespace, and the real placeholder inside it is not", func(ctx SpecContext) {
 		t := newTidy()
 		ns := t.namespace(ctx, "tenant-forge")
-		t.own(b.Class("forge", ""))
-		apply(ctx, testkit.ClassYAML("forge", metallbProvisioner, `
-  parameters: {addresses: ["198.51.100.64/28"]}
-`)+"---"+testkit.ClaimYAML(ns, "web", "forge"))
+		t.classOver(ctx, "forge", "198.51.100.64/28")
+		apply(ctx, testkit.ClaimYAML(ns, "web", "forge"))
 		Eventually(kit.StateOfClaim(Default, ns, "web"), timeout, tick).Should(HaveField("Phase", v1alpha1.ClaimBound))
 		addr := kit.Claim(Default, ns, "web").Status.Addresses[0]
 		Eventually(func() []string { return holders(addr.Address) }, timeout, tick).Should(ConsistOf(HavePrefix(h.PlaceholderNamespace() + "/")))

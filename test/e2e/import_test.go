@@ -35,7 +35,6 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
-	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
@@ -75,10 +74,7 @@ spec:
 		}
 
 		By("a class over the same range, which the driver does not render while the pool overlaps it")
-		t.own(b.Class("imported", ""))
-		apply(ctx, testkit.ClassYAML("imported", metallbProvisioner, `
-  parameters: {addresses: ["198.51.100.224/28"]}
-`))
+		t.classOver(ctx, "imported", "198.51.100.224/28")
 		Eventually(func() string {
 			c := &v1alpha1.IPAddressClass{}
 			Expect(kit.Get(ctx, client.ObjectKey{Name: "imported"}, c)).To(Succeed())

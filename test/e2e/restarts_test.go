@@ -28,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/e2e/harness"
 	"github.com/cozystack/address-controller/test/testkit"
 )
@@ -37,10 +36,7 @@ var _ = Describe("Restarts", func() {
 	It("lose nothing: stopping each manager and MetalLB mid-provisioning and mid-handoff, every claim converges once", func(ctx SpecContext) {
 		t := newTidy()
 		ns := t.namespace(ctx, "tenant-restarts")
-		t.own(b.Class("restarts", ""))
-		apply(ctx, testkit.ClassYAML("restarts", metallbProvisioner, `
-  parameters: {addresses: ["198.51.100.80/28"]}
-`))
+		t.classOver(ctx, "restarts", "198.51.100.80/28")
 		claims := func(from, to int) string {
 			var y string
 			for i := from; i < to; i++ {

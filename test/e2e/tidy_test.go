@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -104,6 +105,25 @@ func (t *tidy) classWith(ctx context.Context, name string, policy v1alpha1.Recla
 	t.own(&v1alpha1.IPAddressClass{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	apply(ctx, testkit.ClassYAML(name, metallbProvisioner, `
   reclaimPolicy: `+string(policy)+spec))
+}
+
+// classOver creates a MetalLB class over cidr of reclaim policy Retain, the
+// default: for a spec that needs no more of a class than its range.
+func (t *tidy) classOver(ctx context.Context, name, cidr string) {
+	GinkgoHelper()
+	t.classWith(ctx, name, v1alpha1.ReclaimRetain, `
+  parameters: {addresses: ["`+cidr+`"]}
+`)
+}
+
+// classWithDelay creates a MetalLB class over cidr of reclaim policy Retain
+// whose Released addresses go back to the pool delay after their release.
+func (t *tidy) classWithDelay(ctx context.Context, name, cidr string, delay time.Duration) {
+	GinkgoHelper()
+	t.classWith(ctx, name, v1alpha1.ReclaimRetain, `
+  releaseDelay: `+delay.String()+`
+  parameters: {addresses: ["`+cidr+`"]}
+`)
 }
 
 // remove deletes what the spec made, with the managers and MetalLB running,

@@ -58,12 +58,9 @@ func TestCiliumSelectorDecidesWhoGetsAnAddress(t *testing.T) {
 // lbipam.cilium.io/ips gives a Service exactly the address it names; an
 // address outside every pool that selects the Service is refused.
 func TestCiliumPinGivesTheExactAddress(t *testing.T) {
-	g := NewWithT(t)
-	ns := kit.Namespace(t)
-	pool, cidr := freshPool(t, g)
-	want := nthAddress(cidr, 7)
+	g, ns, pool, ip := onFreshPool(t, 7)
 
-	createPinned(g, ns, "pinned", pool, want)
+	createPinned(g, ns, "pinned", pool, ip)
 
 	kit.Create(g, service(ns, "outside", pool, 80, annotated(annotationIPs, "192.0.2.1")))
 	g.Eventually(satisfied(g, ns, "outside"), timeout, tick).Should(refused("no_pool",
@@ -76,10 +73,7 @@ func TestCiliumPinGivesTheExactAddress(t *testing.T) {
 // one is refused and the first keeps the address. Without the key the
 // second is refused whatever its ports.
 func TestCiliumSharingKeySharesOnlyDisjointPorts(t *testing.T) {
-	g := NewWithT(t)
-	ns := kit.Namespace(t)
-	pool, cidr := freshPool(t, g)
-	ip := nthAddress(cidr, 3)
+	g, ns, pool, ip := onFreshPool(t, 3)
 	pin := annotated(annotationIPs, ip)
 	key := annotated(annotationSharingKey, "k")
 
@@ -125,10 +119,7 @@ func TestCiliumSharingKeyWithoutPin(t *testing.T) {
 // A refused Service is told through its status condition only: LB-IPAM
 // records no event about it.
 func TestCiliumRefusalIsAConditionNotAnEvent(t *testing.T) {
-	g := NewWithT(t)
-	ns := kit.Namespace(t)
-	pool, cidr := freshPool(t, g)
-	ip := nthAddress(cidr, 5)
+	g, ns, pool, ip := onFreshPool(t, 5)
 
 	holder := createPinned(g, ns, "holder", pool, ip)
 	loser := service(ns, "loser", pool, 80, annotated(annotationIPs, ip))
@@ -141,10 +132,7 @@ func TestCiliumRefusalIsAConditionNotAnEvent(t *testing.T) {
 // A Service being deleted (held by a finalizer) keeps its address: another
 // Service pinned to it is refused until the first is gone, then gets it.
 func TestCiliumDeletingServiceKeepsItsAddress(t *testing.T) {
-	g := NewWithT(t)
-	ns := kit.Namespace(t)
-	pool, cidr := freshPool(t, g)
-	ip := nthAddress(cidr, 9)
+	g, ns, pool, ip := onFreshPool(t, 9)
 	const finalizer = "test.cilium.local/hold"
 
 	doomed := createPinned(g, ns, "doomed", pool, ip, func(s *corev1.Service) { s.Finalizers = []string{finalizer} })
@@ -166,10 +154,7 @@ func TestCiliumDeletingServiceKeepsItsAddress(t *testing.T) {
 // Removing the pin leaves the Service on the address it was pinned to: the
 // address stays taken, and another Service pinned to it is refused.
 func TestCiliumUnpinnedServiceKeepsItsAddress(t *testing.T) {
-	g := NewWithT(t)
-	ns := kit.Namespace(t)
-	pool, cidr := freshPool(t, g)
-	ip := nthAddress(cidr, 11)
+	g, ns, pool, ip := onFreshPool(t, 11)
 
 	pinned := createPinned(g, ns, "pinned", pool, ip)
 
@@ -260,10 +245,7 @@ func TestCiliumUnselectedServiceLosesItsAddress(t *testing.T) {
 // status: every Service keeps its address, and a pin to a taken address is
 // still refused.
 func TestCiliumRestartKeepsAllocations(t *testing.T) {
-	g := NewWithT(t)
-	ns := kit.Namespace(t)
-	pool, cidr := freshPool(t, g)
-	ip := nthAddress(cidr, 4)
+	g, ns, pool, ip := onFreshPool(t, 4)
 
 	kit.Create(g, service(ns, "pinned", pool, 80, annotated(annotationIPs, ip)), service(ns, "free", pool, 80))
 	g.Eventually(ingress(g, ns, "pinned"), timeout, tick).Should(Equal([]string{ip}))

@@ -141,6 +141,16 @@ func freshPool(t *testing.T, g Gomega, opts ...poolOption) (name string, cidr ne
 	return name, cidr
 }
 
+// onFreshPool opens a test that pins Services to an address: it returns the
+// test's Gomega and namespace, and a pool of its own (freshPool) with the
+// pool's n-th address, which no other test's Service can hold.
+func onFreshPool(t *testing.T, n int) (g *WithT, ns, pool, ip string) {
+	g = NewWithT(t)
+	ns = kit.Namespace(t)
+	pool, cidr := freshPool(t, g)
+	return g, ns, pool, nthAddress(cidr, n)
+}
+
 func poolConditions(g Gomega, name string) []metav1.Condition {
 	pool := &unstructured.Unstructured{}
 	pool.SetGroupVersionKind(poolGVK)

@@ -50,15 +50,12 @@ import (
 // Service, stays Bound and goes to no one else, and clears once the
 // annotation goes again.
 func TestHandoverKeepsServicesNamingThePool(t *testing.T) {
-	controlPlane(t)
-	g := NewWithT(t)
+	g := begin(t)
 	ctx := context.Background()
-	mt.StartBoth(t)
 	ns, other := kit.Namespace(t), kit.Namespace(t)
 	v4, _, v6 := freshPrefixes()
 	classRanges := []string{v4 + "0/28", v6 + "/124"}
-	legacy := "legacy-" + ns[len(ns)-4:]
-	legacyPool(t, g, legacy, classRanges, ns, other)
+	legacy := legacyPool(t, g, classRanges, ns, other)
 	names := []string{"named", "named-legacy", "named-v6", "plain"}
 	kit.Create(g, b.Service(ns, "named", annotated("metallb.io/address-pool", legacy)),
 		b.Service(ns, "named-legacy", annotated("metallb.universe.tf/address-pool", legacy)),
@@ -72,10 +69,8 @@ func TestHandoverKeepsServicesNamingThePool(t *testing.T) {
 		g.Eventually(lbIngress(svcNS, name), timeout, tick).ShouldNot(BeEmpty(), key)
 		start[key] = lbIngress(svcNS, name)()
 	}
-	class := "named-" + ns[len(ns)-4:]
-	kit.Make(t, g, b.Class(class, v1alpha1.ProvisionerMetalLB,
-		b.Parameters(fmt.Sprintf(`{"addresses": [%q, %q]}`, classRanges[0], classRanges[1]))))
-	g.Eventually(renderedReason(g, class), timeout, tick).Should(Equal("OverlapsOtherPool"))
+	class := "named-" + suffix(ns)
+	blockedClass(t, g, class, classRanges)
 	importStart := settle(g, ns)
 	watcher := watchIngress(t, g, start)
 
@@ -193,9 +188,7 @@ func annotated(key, value string) b.ServiceOption {
 // gets it; once the annotation goes the Service reports it again, the
 // hold lets go, and Dropped clears.
 func TestDroppedAddressOfAPinnedService(t *testing.T) {
-	controlPlane(t)
-	g := NewWithT(t)
-	mt.StartBoth(t)
+	g := begin(t)
 	ns := kit.Namespace(t)
 	class, _, _ := mt.Class(t, g, false)
 	kit.Create(g, b.Claim(ns, "web", b.OfClass(class)))

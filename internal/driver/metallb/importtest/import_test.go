@@ -53,17 +53,14 @@ import (
 // imported Service's address is held when the Service goes, and a new
 // Service naming the claim gets it.
 func TestImportKeepsEveryAddress(t *testing.T) {
-	controlPlane(t)
-	g := NewWithT(t)
+	g := begin(t)
 	ctx := context.Background()
-	mt.StartBoth(t)
 	nsA, nsB := kit.Namespace(t), kit.Namespace(t)
 	// v4 and v6 are the class's, far lies outside every class; each run
 	// of the test has its own.
 	v4, far, v6 := freshPrefixes()
 	classRanges := []string{v4 + "0/27", v6 + "/120"}
-	legacy := "legacy-" + nsA[len(nsA)-4:]
-	legacyPool(t, g, legacy, []string{classRanges[0], classRanges[1], far + "0/30"}, nsA, nsB, placeholderNS)
+	legacy := legacyPool(t, g, []string{classRanges[0], classRanges[1], far + "0/30"}, nsA, nsB, placeholderNS)
 
 	// The 30 plain Services: two sharing a key, 17 IPv4, 5 IPv6, 5
 	// dual-stack, one outside every class.
@@ -80,7 +77,7 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 	// placeholder.
 	kit.Create(g, b.Service(nsB, "pinned-ledger", b.PinnedByHand(v4+"30")))
 	kit.Create(g, b.Service(nsA, "clusterip", b.ClusterIPOnly(), b.PinnedByHand(v4+"29")))
-	stray := "hold-stray-" + nsA[len(nsA)-4:]
+	stray := "hold-stray-" + suffix(nsA)
 	kit.Make(t, g, b.Service(placeholderNS, stray, b.WithLabel(v1alpha1.LabelPlaceholder, v1alpha1.PlaceholderHold),
 		b.PinnedByHand(v4+"28")))
 	importable := make([]string, 0, 27)
@@ -116,10 +113,8 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 		g.Expect(start[key]).To(want, key)
 	}
 
-	class := "public-" + nsA[len(nsA)-4:]
-	kit.Make(t, g, b.Class(class, v1alpha1.ProvisionerMetalLB,
-		b.Parameters(fmt.Sprintf(`{"addresses": [%q, %q]}`, classRanges[0], classRanges[1]))))
-	g.Eventually(renderedReason(g, class), timeout, tick).Should(Equal("OverlapsOtherPool"))
+	class := "public-" + suffix(nsA)
+	blockedClass(t, g, class, classRanges)
 	// The ledger already records v4.30 for another claim.
 	recorded := ipaddr.ObjectName(mustAddr(v4 + "30"))
 	kit.Create(g, b.Claim(nsB, "other", b.OfClass(class), b.Named(recorded)))
@@ -287,14 +282,12 @@ func TestImportKeepsEveryAddress(t *testing.T) {
 // TestImportUndoRestores: undo on a fresh import restores the starting
 // state, and keeps an import something has used since.
 func TestImportUndoRestores(t *testing.T) {
-	controlPlane(t)
-	g := NewWithT(t)
+	g := begin(t)
 	ctx := context.Background()
-	mt.StartBoth(t)
 	ns := kit.Namespace(t)
 	v4, _, v6 := freshPrefixes()
 	classRanges := []string{v4 + "0/28", v6 + "/124"}
-	legacyPool(t, g, "legacy-"+ns[len(ns)-4:], classRanges, ns)
+	legacyPool(t, g, classRanges, ns)
 	kit.Create(g, b.Service(ns, "web"), b.Service(ns, "api", b.PinnedByHand(v4+"9")), b.Service(ns, "v6", b.IPv6Only()),
 		b.Service(ns, "dual", b.DualStack()), b.Service(ns, "used"))
 	names := []string{"web", "api", "v6", "dual", "used"}
@@ -303,10 +296,8 @@ func TestImportUndoRestores(t *testing.T) {
 		g.Eventually(lbIngress(ns, name), timeout, tick).ShouldNot(BeEmpty(), name)
 		before[name] = kit.Service(g, ns, name)
 	}
-	class := "undo-" + ns[len(ns)-4:]
-	kit.Make(t, g, b.Class(class, v1alpha1.ProvisionerMetalLB,
-		b.Parameters(fmt.Sprintf(`{"addresses": [%q, %q]}`, classRanges[0], classRanges[1]))))
-	g.Eventually(renderedReason(g, class), timeout, tick).Should(Equal("OverlapsOtherPool"))
+	class := "undo-" + suffix(ns)
+	blockedClass(t, g, class, classRanges)
 	importStart := settle(g, ns)
 	want := map[string]string{}
 	for _, name := range names[:4] {

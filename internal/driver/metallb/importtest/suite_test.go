@@ -18,6 +18,7 @@ package importtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -39,6 +40,7 @@ import (
 	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/manager"
+	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/cluster"
 	"github.com/cozystack/address-controller/test/testkit"
 )
@@ -58,7 +60,7 @@ func ingress(svc *corev1.Service) string {
 
 // The tests share metallbtest's control plane, with the real MetalLB
 // controller, and its tidying: each test starts its own core and driver
-// (StartBoth) before it makes anything, so that they still run when the kit
+// (begin) before it makes anything, so that they still run when the kit
 // removes what the test made; the package fails if anything is left
 // afterwards.
 func TestMain(m *testing.M) { os.Exit(mt.Main(m, mt.Options{})) }
@@ -77,8 +79,10 @@ var (
 	kit *testkit.Kit
 )
 
-// controlPlane hands the test the package's clients.
-func controlPlane(t *testing.T) {
+// begin hands the test the package's clients and starts its own core and
+// driver, before the test makes anything (see TestMain); it returns the
+// test's Gomega.
+func begin(t *testing.T) *WithT {
 	t.Helper()
 	watchOnce.Do(func() {
 		k8s, watchErr = client.NewWithWatch(mt.Cluster.Config, client.Options{Scheme: manager.NewScheme()})
@@ -87,11 +91,16 @@ func controlPlane(t *testing.T) {
 	if watchErr != nil {
 		t.Fatal(watchErr)
 	}
+	g := NewWithT(t)
+	mt.StartBoth(t)
+	return g
 }
 
-// legacyPool is the admin's own pool: auto-assigned, to the namespaces
-// given; it goes when the test ends.
-func legacyPool(t *testing.T, g Gomega, name string, addresses []string, namespaces ...string) {
+// legacyPool makes the admin's own pool: auto-assigned, to the namespaces
+// given, and named after the first, so that no other test's pool has its
+// name; it goes when the test ends. It returns the pool's name.
+func legacyPool(t *testing.T, g Gomega, addresses []string, namespaces ...string) string {
+	name := "legacy-" + suffix(namespaces[0])
 	pool := &unstructured.Unstructured{}
 	pool.SetGroupVersionKind(params.IPAddressPoolGVK)
 	pool.SetNamespace(cluster.MetalLBNamespace)
@@ -102,7 +111,23 @@ func legacyPool(t *testing.T, g Gomega, name string, addresses []string, namespa
 		"serviceAllocation": map[string]any{"namespaces": toAny(namespaces)},
 	}
 	kit.Make(t, g, pool)
+	return name
 }
+
+// blockedClass makes a MetalLB class over ranges (with opts) and waits
+// until it says that the admin's pool over the same addresses keeps it
+// from rendering: the state every import here starts from.
+func blockedClass(t *testing.T, g Gomega, name string, ranges []string, opts ...b.ClassOption) {
+	addresses, err := json.Marshal(ranges)
+	g.Expect(err).NotTo(HaveOccurred())
+	opts = append([]b.ClassOption{b.Parameters(`{"addresses": ` + string(addresses) + `}`)}, opts...)
+	kit.Make(t, g, b.Class(name, v1alpha1.ProvisionerMetalLB, opts...))
+	g.Eventually(renderedReason(g, name), timeout, tick).Should(Equal("OverlapsOtherPool"))
+}
+
+// suffix is the random end of a namespace the kit made: it keeps the names
+// of what a test makes outside its namespaces apart from other tests'.
+func suffix(ns string) string { return ns[len(ns)-4:] }
 
 func toAny(s []string) []any {
 	out := make([]any, len(s))

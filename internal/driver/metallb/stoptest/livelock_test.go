@@ -42,11 +42,8 @@ import (
 // without being deleted (a replacement would be offered the same address),
 // the Service must get it, and the Pending claim another one.
 func TestARefusedPinWinsOverAPendingClaim(t *testing.T) {
-	mt.StartCore(t)
-	drv := mt.StartTrustingDriver(t, driver.HandoffGap)
-	g := NewWithT(t)
+	drv, g, ns := startTrusting(t, driver.HandoffGap)
 	ctx := context.Background()
-	ns := mt.Namespace(t)
 
 	// Three addresses: x and z take the first two.
 	name, base := fewAddresses(t, g, 3)
@@ -102,10 +99,7 @@ func TestARefusedPinWinsOverAPendingClaim(t *testing.T) {
 // first the Services that report an address in no order among them, could
 // give it the address and refuse the hold.
 func TestAYieldedAddressIsAskedForAgainOnlyOnceMetalLBTookItBack(t *testing.T) {
-	mt.StartCore(t)
-	mt.StartTrustingDriver(t, driver.HandoffGap)
-	g := NewWithT(t)
-	ns := mt.Namespace(t)
+	_, g, ns := startTrusting(t, driver.HandoffGap)
 
 	name, base := fewAddresses(t, g, 2)
 	mt.Kit.Create(g, b.Claim(ns, "x", b.OfClass(name)))

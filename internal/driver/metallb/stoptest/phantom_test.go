@@ -37,10 +37,7 @@ import (
 // the address, so no tombstone is made for the placeholder it blames. The
 // same refusal of a Service that still exists makes one.
 func TestARefusalOfAServiceThatIsGoneMakesNoTombstone(t *testing.T) {
-	mt.StartCore(t)
-	mt.StartTrustingDriver(t, driver.HandoffAuto)
-	g := NewWithT(t)
-	ns := mt.Namespace(t)
+	_, g, ns := startTrusting(t, driver.HandoffAuto)
 	buried := tombstonesMade(t, g)
 	refuse := func(svc corev1.ObjectReference, blamed string) {
 		mt.Kit.Create(g, &corev1.Event{

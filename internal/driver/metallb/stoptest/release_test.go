@@ -244,11 +244,8 @@ func metallbLogLines(g Gomega, parts ...string) func() int {
 // the claim waits; once MetalLB has let the address go and the tombstone is
 // deleted, the claim asks MetalLB again and is provisioned.
 func TestAClaimWaitingBehindATombstoneAsksAgainWhenItGoes(t *testing.T) {
-	mt.StartCore(t)
-	d := mt.StartTrustingDriver(t, driver.HandoffAuto)
-	g := NewWithT(t)
+	d, g, ns := startTrusting(t, driver.HandoffAuto)
 	ctx := context.Background()
-	ns := mt.Namespace(t)
 	class, _, _ := mt.Class(t, g, false)
 
 	// The claim asks while MetalLB is down; its request is then replaced by

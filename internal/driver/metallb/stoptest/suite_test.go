@@ -20,7 +20,10 @@ import (
 	"os"
 	"testing"
 
+	. "github.com/onsi/gomega"
+
 	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
+	"github.com/cozystack/address-controller/test/inprocess"
 )
 
 // The tests here stop MetalLB, the driver or the core, or run a driver with
@@ -33,4 +36,15 @@ func restartMetalLB() {
 	if mt.Cluster.MetalLBPID() == 0 {
 		_ = mt.Cluster.StartMetalLB()
 	}
+}
+
+// startTrusting opens a test that stops MetalLB under a driver that has not
+// noticed yet: it starts a core and a driver whose gate never shuts
+// (mt.StartTrustingDriver) with the handoff mode given, and returns the
+// driver, for the test to stop, with the test's Gomega and namespace.
+func startTrusting(t *testing.T, handoff string) (drv *inprocess.Manager, g *WithT, ns string) {
+	t.Helper()
+	mt.StartCore(t)
+	drv = mt.StartTrustingDriver(t, handoff)
+	return drv, NewWithT(t), mt.Namespace(t)
 }
