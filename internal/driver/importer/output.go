@@ -81,13 +81,23 @@ type ImportPlan struct {
 	Skips []PlannedSkip `json:"skips"`
 }
 
-// PlannedImport is one Service to bring under a claim.
-type PlannedImport struct {
+// PlannedService is the Service a plan's item is about, and the addresses
+// it holds, IPv4 first: an import keeps them.
+type PlannedService struct {
 	Namespace  string    `json:"namespace"`
 	Service    string    `json:"service"`
 	ServiceUID types.UID `json:"serviceUID"`
-	// Addresses are those the Service holds and keeps, IPv4 first.
-	Addresses []string `json:"addresses"`
+	Addresses  []string  `json:"addresses,omitempty"`
+}
+
+// plannedService is what a plan says of s and its addresses.
+func plannedService(s Service, addresses []netip.Addr) PlannedService {
+	return PlannedService{Namespace: s.Namespace, Service: s.Name, ServiceUID: s.UID, Addresses: addressStrings(addresses)}
+}
+
+// PlannedImport is one Service to bring under a claim.
+type PlannedImport struct {
+	PlannedService `json:",inline"`
 	// Claim is the IPAddressClaim's name, in the Service's namespace, and
 	// Family its family.
 	Claim  string            `json:"claim"`
@@ -113,11 +123,8 @@ type ImportResult struct {
 
 // PlannedSkip is one Service the import leaves alone.
 type PlannedSkip struct {
-	Namespace  string    `json:"namespace"`
-	Service    string    `json:"service"`
-	ServiceUID types.UID `json:"serviceUID"`
-	Addresses  []string  `json:"addresses,omitempty"`
-	Reason     string    `json:"reason"`
+	PlannedService `json:",inline"`
+	Reason         string `json:"reason"`
 }
 
 // UndoPlan is what --undo takes back and what it keeps, and with --apply
@@ -189,15 +196,11 @@ func importDocument(opts Options, plan Plan, outcomes []Outcome) ImportPlan {
 		results[o.Import.Service.UID] = r
 	}
 	for _, im := range plan.Imports {
-		s := im.Service
-		doc.Imports = append(doc.Imports, PlannedImport{Namespace: s.Namespace, Service: s.Name, ServiceUID: s.UID,
-			Addresses: addressStrings(im.Addresses), Claim: im.Claim, Family: im.Family, Action: im.Action, Note: im.Note,
-			Result: results[s.UID]})
+		doc.Imports = append(doc.Imports, PlannedImport{PlannedService: plannedService(im.Service, im.Addresses),
+			Claim: im.Claim, Family: im.Family, Action: im.Action, Note: im.Note, Result: results[im.Service.UID]})
 	}
 	for _, sk := range plan.Skips {
-		s := sk.Service
-		doc.Skips = append(doc.Skips, PlannedSkip{Namespace: s.Namespace, Service: s.Name, ServiceUID: s.UID,
-			Addresses: addressStrings(sk.Addresses), Reason: sk.Reason})
+		doc.Skips = append(doc.Skips, PlannedSkip{PlannedService: plannedService(sk.Service, sk.Addresses), Reason: sk.Reason})
 	}
 	return doc
 }

@@ -71,10 +71,9 @@ func (s *syncBuffer) String() string {
 	return s.buf.String()
 }
 
-// importableInTwo starts both managers and makes a class that can import
-// the Service "web" of each of two new namespaces (see importable).
+// importableInTwo makes a class that can import the Service "web" of each
+// of two new namespaces (see importable).
 func importableInTwo(t *testing.T, g Gomega) (nsA, nsB, class string, held map[string]string) {
-	mt.StartBoth(t)
 	nsA, nsB = kit.Namespace(t), kit.Namespace(t)
 	class, held = importable(t, g, nil, nsA, nsB)
 	return nsA, nsB, class, held
@@ -86,7 +85,7 @@ func importableInTwo(t *testing.T, g Gomega) (nsA, nsB, class string, held map[s
 // It returns the class and each Service's address by namespace.
 func importable(t *testing.T, g Gomega, opts []b.ClassOption, namespaces ...string) (string, map[string]string) {
 	v4, _ := mt.FreshRange()
-	legacyPool(t, g, "legacy-"+namespaces[0][len(namespaces[0])-4:], []string{v4}, namespaces...)
+	legacyPool(t, g, []string{v4}, namespaces...)
 	held := map[string]string{}
 	for _, ns := range namespaces {
 		kit.Create(g, b.Service(ns, "web"))
@@ -95,10 +94,8 @@ func importable(t *testing.T, g Gomega, opts []b.ClassOption, namespaces ...stri
 		g.Eventually(lbIngress(ns, "web"), timeout, tick).ShouldNot(BeEmpty(), ns)
 		held[ns] = lbIngress(ns, "web")()
 	}
-	class := "plugin-" + namespaces[0][len(namespaces[0])-4:]
-	opts = append([]b.ClassOption{b.Parameters(fmt.Sprintf(`{"addresses": [%q]}`, v4))}, opts...)
-	kit.Make(t, g, b.Class(class, v1alpha1.ProvisionerMetalLB, opts...))
-	g.Eventually(renderedReason(g, class), timeout, tick).Should(Equal("OverlapsOtherPool"))
+	class := "plugin-" + suffix(namespaces[0])
+	blockedClass(t, g, class, []string{v4}, opts...)
 	return class, held
 }
 
@@ -124,8 +121,7 @@ func kubeconfigWithContexts(t *testing.T, g Gomega, ns string) string {
 // -n, -A, --as and --as-group each decide what it reads; and the class's
 // provisioner picks the driver, refusing a driver that cannot import.
 func TestPluginReadsKubectlFlags(t *testing.T) {
-	controlPlane(t)
-	g := NewWithT(t)
+	g := begin(t)
 	nsA, nsB, class, held := importableInTwo(t, g)
 	kubeconfig := kubeconfigWithContexts(t, g, nsA)
 	run := func(args ...string) (int, string, string) {
@@ -166,7 +162,7 @@ func TestPluginReadsKubectlFlags(t *testing.T) {
 	g.Expect(importedClaims(g, nsA, nsB)).To(BeEmpty(), "a dry run creates nothing")
 
 	// The class's provisioner picks the driver.
-	cilium := "plugin-cilium-" + nsA[len(nsA)-4:]
+	cilium := "plugin-cilium-" + suffix(nsA)
 	kit.Make(t, g, b.Class(cilium, v1alpha1.ProvisionerCilium, b.Parameters(`{"addresses": ["192.0.2.0/28"]}`)))
 	code, _, stderr = kubectlIPAM("import", "--kubeconfig", kubeconfig, "--context", "here", "--class", cilium)
 	g.Expect(code).To(Equal(1))
@@ -181,8 +177,7 @@ func TestPluginReadsKubectlFlags(t *testing.T) {
 // adds each Service's result, keeps stdout parseable and says on stderr,
 // per Service, what it waits for; undo and handover write theirs too.
 func TestPluginOutputFormats(t *testing.T) {
-	controlPlane(t)
-	g := NewWithT(t)
+	g := begin(t)
 	nsA, nsB, class, held := importableInTwo(t, g)
 	run := func(args ...string) (int, string, string) {
 		return kubectlIPAM(append([]string{"import", "--kubeconfig", mt.Cluster.Kubeconfig, "--class", class, "-A",
@@ -211,8 +206,9 @@ func TestPluginOutputFormats(t *testing.T) {
 	}
 	want := make([]importer.PlannedImport, 0, len(services))
 	for _, ns := range sortedKeys(services) {
-		want = append(want, importer.PlannedImport{Namespace: ns, Service: "web", ServiceUID: services[ns].UID,
-			Addresses: []string{held[ns]}, Claim: "web", Family: v1alpha1.IPv4, Action: importer.ActionImport})
+		want = append(want, importer.PlannedImport{
+			PlannedService: importer.PlannedService{Namespace: ns, Service: "web", ServiceUID: services[ns].UID, Addresses: []string{held[ns]}},
+			Claim:          "web", Family: v1alpha1.IPv4, Action: importer.ActionImport})
 	}
 	g.Expect(mine(fromJSON.Imports)).To(Equal(want))
 	g.Expect(importedClaims(g, nsA, nsB)).To(BeEmpty(), "a dry run creates nothing")
@@ -293,9 +289,7 @@ func TestPluginOutputFormats(t *testing.T) {
 // own --wait-timeout and is imported, though the run as a whole lasts
 // longer than one --wait-timeout.
 func TestPluginWaitTimeoutIsPerWait(t *testing.T) {
-	controlPlane(t)
-	g := NewWithT(t)
-	mt.StartBoth(t)
+	g := begin(t)
 	allowed := map[string]string{"plugin.test/allowed": "yes"}
 	nsOK, nsX, nsY := kit.Namespace(t), kit.Namespace(t), kit.Namespace(t)
 	// The imports run in the order of their Services' keys.
