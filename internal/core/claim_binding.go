@@ -37,9 +37,13 @@ import (
 // is always a write of claimRef on the address, with the resourceVersion the
 // decision was made on.
 
-// errLostRace: every candidate address was taken by another claim between the
-// cache read and the write. The pass retries after lostRaceRetry.
-var errLostRace = errors.New("lost the race for every candidate address")
+// errLostRace: a binding's write was refused for the resourceVersion it was
+// decided on. Every candidate address was taken by another claim between the
+// cache read and the write, or the address a pre-binding or spec.addressName
+// names changed meanwhile (the driver's first conditions, say, written on the
+// wake-up that ran the pass, and waking no claim again). The pass retries
+// after lostRaceRetry.
+var errLostRace = errors.New("a binding's write lost the race")
 
 const lostRaceRetry = 100 * time.Millisecond
 
@@ -64,8 +68,11 @@ func (r *ClaimReconciler) considerPreBinding(ctx context.Context, o *claimObserv
 		return nil // nothing to compare the address's class with yet
 	}
 	bound, err := r.bind(ctx, o.claim, a)
-	if err != nil || bound == nil {
+	if err != nil {
 		return err
+	}
+	if bound == nil {
+		return errLostRace
 	}
 	o.hold(bound)
 	return nil
@@ -173,7 +180,8 @@ func (r *ClaimReconciler) matchNamed(ctx context.Context, claim *v1alpha1.IPAddr
 	if err != nil || bound != nil {
 		return bound, familyWait{}, err
 	}
-	return wait("another claim bound it first")
+	_, changed, _ := wait("it changed as this claim bound it; looking again")
+	return nil, changed, errLostRace
 }
 
 // familyText names what a claim of family f asks for.

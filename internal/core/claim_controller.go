@@ -114,7 +114,13 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, r.writeStatus(ctx, claim, claimStatus(obs))
 	}
 	for _, a := range preBound {
-		if err := r.considerPreBinding(ctx, &obs, a); err != nil {
+		err := r.considerPreBinding(ctx, &obs, a)
+		if errors.Is(err, errLostRace) {
+			// Nothing is matched for the family before the pre-binding is
+			// accepted.
+			return ctrl.Result{RequeueAfter: lostRaceRetry}, nil
+		}
+		if err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -136,7 +142,7 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		}
 		a, wait, err := r.match(ctx, claim, obs.class, f)
 		if errors.Is(err, errLostRace) {
-			log.FromContext(ctx).V(1).Info("Lost the race for every candidate address", "family", f)
+			log.FromContext(ctx).V(1).Info("Lost the race to bind an address", "family", f)
 			result.RequeueAfter = lostRaceRetry
 		} else if err != nil {
 			return ctrl.Result{}, err

@@ -26,6 +26,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -163,13 +164,20 @@ func (c *shiftClock) advance(d time.Duration)         { c.offset.Add(int64(d)) }
 // The test must stay serial (see cores).
 func startCore(t *testing.T) (*shiftClock, func()) {
 	t.Helper()
+	return startCoreOn(t, testCluster.Config)
+}
+
+// startCoreOn is startCore talking to the API server through cfg (one
+// whose requests the test meddles with).
+func startCoreOn(t *testing.T, cfg *rest.Config) (*shiftClock, func()) {
+	t.Helper()
 	cores.Lock()
 	defer cores.Unlock()
 	if cores.users > 0 {
 		t.Fatal("tests sharing the core are running: a test that starts its own must not call t.Parallel")
 	}
 	clk := &shiftClock{}
-	cores.own = inprocess.Start(t, testCluster.Config, setupCore(clk))
+	cores.own = inprocess.Start(t, cfg, setupCore(clk))
 	return clk, cores.own.Stop
 }
 
