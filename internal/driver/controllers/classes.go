@@ -111,7 +111,7 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		c.Status.Capacity, c.Status.Used, c.Status.Available = capacityStatus, usedStatus, availableStatus
 	})
 	if err != nil || !wrote {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, client.IgnoreNotFound(err) // a class deleted meanwhile needs no status
 	}
 	if res.Problem != "" && said != res.Problem {
 		r.recorder.Eventf(class, nil, corev1.EventTypeWarning, res.Reason, "Render", "Nothing rendered: %s", res.Problem)

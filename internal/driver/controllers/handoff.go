@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -293,7 +294,11 @@ func (d *base) dissociate(ctx context.Context, a *v1alpha1.IPAddress, svc *corev
 	}
 	w := a.Status.AssociatedTo
 	now := metav1.NewTime(d.clock.Now())
-	if err := d.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { dissociated(s, a.Generation, now) }); err != nil {
+	err := d.patchAddressStatus(ctx, a, func(s *v1alpha1.IPAddressStatus) { dissociated(s, a.Generation, now) })
+	if apierrors.IsNotFound(err) {
+		return true, nil // the address is gone, and its association with it
+	}
+	if err != nil {
 		return false, err
 	}
 	mode := modeGap
