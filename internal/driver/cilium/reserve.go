@@ -65,6 +65,11 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 		}
 		return driver.Reservation{Waiting: fmt.Sprintf("Gave back %s, which IPAddress %s records; asking again", ip, owner.Name)}, nil
 	}
+	if ranges, err := decode(class); err == nil {
+		if res, ok := placeholder.OfferedOutside(ranges, ip, "Cilium's LB-IPAM"); ok {
+			return res, nil
+		}
+	}
 	if err := b.Set.Record(ctx, ph, ip); err != nil {
 		return driver.Reservation{}, err
 	}

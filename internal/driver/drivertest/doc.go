@@ -43,7 +43,9 @@ limitations under the License.
 // driver's, carried by another Service, of other families,
 // a Service of another type; reported once, with no address and no pin);
 // re-targeting (a Pending claim moved to another class is provisioned
-// there, its old request withdrawn; one deleted withdraws its request);
+// there, its old request withdrawn; one deleted withdraws its request;
+// with Stopper and Placeholderer, an address given outside the class's
+// ranges is not recorded);
 // conflict (a Service another load
 // balancer gives a bound address turns it Conflict, also when it came
 // while the driver was down and carries the labels of a hold; with

@@ -88,6 +88,10 @@ func specs(h Harness) []spec {
 	if stopper, ok := h.(Stopper); ok {
 		out = append(out, spec{"re-targeting/a request made while the allocator is down goes once the claim is bound elsewhere",
 			func(t *testing.T, g *WithT, s *suite) { requestNobodyNeeds(t, g, s, stopper) }})
+		if p, ok := h.(Placeholderer); ok {
+			out = append(out, spec{"provisioning/an address offered outside the class's ranges is not recorded",
+				func(t *testing.T, g *WithT, s *suite) { offeredOutside(t, g, s, stopper, p) }})
+		}
 	}
 	if hand != nil {
 		out = append(out,

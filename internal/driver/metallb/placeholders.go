@@ -27,6 +27,7 @@ import (
 	"github.com/cozystack/address-controller/internal/driver"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
+	"github.com/cozystack/address-controller/internal/ipaddr"
 )
 
 // Field indexes of MetalLB's own (the placeholders' are the framework's).
@@ -66,6 +67,9 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 		if owner != nil {
 			return b.yield(ctx, ph, claim, owner, ip)
 		}
+		if res, ok := placeholder.OfferedOutside(classRanges(class), ip, "MetalLB"); ok {
+			return res, nil
+		}
 	}
 	if err := b.Set.Record(ctx, ph, ip); err != nil {
 		return driver.Reservation{}, err
@@ -101,4 +105,13 @@ func markHold(ph *corev1.Service, ip netip.Addr, key string) {
 	ph.Annotations[annotationLoadBalancerIPs] = ip.String()
 	ph.Annotations[annotationAllowSharedIP] = key
 	delete(ph.Annotations, annotationAddressPool)
+}
+
+// classRanges are class's ranges, none when its parameters do not decode.
+func classRanges(class *v1alpha1.IPAddressClass) []ipaddr.Range {
+	p, err := params.Decode(class.Spec.Parameters)
+	if err != nil {
+		return nil
+	}
+	return p.Ranges
 }

@@ -18,11 +18,15 @@ package placeholder
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
+	"slices"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver"
+	"github.com/cozystack/address-controller/internal/ipaddr"
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
@@ -57,4 +61,20 @@ func RecordedElsewhere(ctx context.Context, c client.Reader, ip netip.Addr, clai
 		}
 	}
 	return nil, nil
+}
+
+// OfferedOutside is a request's answer when its allocator gave it ip
+// outside ranges, the class's, and no IPAddress records ip: a class's pool
+// keeps an address outside its ranges for as long as an IPAddress records
+// it, and drops it once the class is rendered after the IPAddress went, so
+// the allocator can offer it in between. Nothing records it; once the pool
+// drops it, the allocator takes it off the request and gives another, if
+// any. ok is false for an address inside the ranges, or with no ranges to
+// read (parameters that do not decode leave the earlier rendering).
+func OfferedOutside(ranges []ipaddr.Range, ip netip.Addr, allocator string) (res driver.Reservation, ok bool) {
+	if len(ranges) == 0 || slices.ContainsFunc(ranges, func(r ipaddr.Range) bool { return r.Contains(ip) }) {
+		return res, false
+	}
+	res.Waiting = fmt.Sprintf("%s gave %s, outside the class's ranges (its pool kept it for an IPAddress that went); waiting for another", allocator, ip)
+	return res, true
 }
