@@ -67,6 +67,13 @@ type Options struct {
 	// EnableHTTP2 allows HTTP/2 on the metrics server (off by default
 	// because of the HTTP/2 stream-cancellation CVEs).
 	EnableHTTP2 bool
+	// APICompression asks the API server to gzip its responses and watch
+	// streams. Off by default: a manager runs beside the API server, where
+	// compressing every watch event costs both sides CPU and saves bandwidth
+	// nobody lacks (kube-controller-manager and kube-scheduler turn it off
+	// for the same reason). A kubeconfig's disable-compression is honoured
+	// either way.
+	APICompression bool
 	// Zap configures logging.
 	Zap zap.Options
 }
@@ -92,6 +99,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet, leaderElectionID string) {
 		"The address Go's pprof handlers bind to, such as 127.0.0.1:6060; empty or 0 disables them.")
 	fs.BoolVar(&o.EnableHTTP2, "enable-http2", false,
 		"Allow HTTP/2 on the metrics server.")
+	fs.BoolVar(&o.APICompression, "api-compression", false,
+		"Ask the API server to gzip responses and watch streams: for a manager far from it on a slow network.")
 	o.Zap.BindFlags(fs)
 }
 
@@ -135,6 +144,10 @@ func (o *Options) New(cfg *rest.Config, scheme *runtime.Scheme, tune ...func(*ct
 	CacheDefaults(&opts)
 	for _, t := range tune {
 		t(&opts)
+	}
+	if !o.APICompression {
+		cfg = rest.CopyConfig(cfg)
+		cfg.DisableCompression = true
 	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
