@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"os"
@@ -328,6 +329,14 @@ func (p *progress) size(name string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.sets[name])
+}
+
+// some names up to n keys of set name, sorted, for an error message.
+func (p *progress) some(name string, n int) string {
+	p.mu.Lock()
+	keys := slices.Sorted(maps.Keys(p.sets[name]))
+	p.mu.Unlock()
+	return strings.Join(keys[:min(len(keys), n)], ", ")
 }
 
 // at is when key reached milestone name, if it did.

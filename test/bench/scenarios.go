@@ -20,7 +20,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -427,8 +426,8 @@ func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
 	}
 	if err := p.wait(ctx, ledgerEmpty); err != nil {
 		return outcome{latencies: p.between("deleted", "gone")},
-			fmt.Errorf("left: %d claims, %d IPAddresses, %d placeholders, %d Services carrying an address: %w",
-				p.size("claims"), p.size("addresses"), p.size("placeholders"), p.size("assigned"), err)
+			fmt.Errorf("left: %d claims, %d IPAddresses, %d placeholders (%s), %d Services carrying an address: %w",
+				p.size("claims"), p.size("addresses"), p.size("placeholders"), p.some("placeholders", 5), p.size("assigned"), err)
 	}
 	ledgerGone := time.Now()
 	// The allocator takes the addresses back from the Services once the
@@ -438,13 +437,10 @@ func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
 	// last wait lasts only while Services keep letting go: a minute in which
 	// none does ends it.
 	if err := p.waitWhileShrinking(ctx, "assigned", time.Minute); err != nil {
-		p.mu.Lock()
-		left := slices.Sorted(maps.Keys(p.sets["assigned"]))
-		p.mu.Unlock()
 		return outcome{latencies: p.between("deleted", "gone"), end: ledgerGone},
 			fmt.Errorf("every claim, IPAddress and placeholder is gone, "+
 				"but %d Services still carry an address of the class, none let go in the last minute (%s)",
-				len(left), strings.Join(left[:min(len(left), 5)], ", "))
+				p.size("assigned"), p.some("assigned", 5))
 	}
 	s.e.cfg.logf("N=%d: the Services let go of their addresses %.1fs after the last claim, IPAddress and placeholder went",
 		s.n, time.Since(ledgerGone).Seconds())
