@@ -271,9 +271,11 @@ func childrenByName(names ...string) map[string]int {
 // named sets of keys, and first-seen times. Handlers poke it; waiters
 // re-check their condition on every poke, never on a timer.
 type progress struct {
-	mu     sync.Mutex
-	sets   map[string]map[string]bool
-	times  map[string]map[string]time.Time
+	mu    sync.Mutex
+	sets  map[string]map[string]bool
+	times map[string]map[string]time.Time
+	// seen are the keys of each set that an event has set or cleared.
+	seen   map[string]map[string]bool
 	notify chan struct{}
 }
 
@@ -281,6 +283,7 @@ func newProgress() *progress {
 	return &progress{
 		sets:   map[string]map[string]bool{},
 		times:  map[string]map[string]time.Time{},
+		seen:   map[string]map[string]bool{},
 		notify: make(chan struct{}, 1),
 	}
 }
@@ -288,6 +291,29 @@ func newProgress() *progress {
 // set adds key to set name (or removes it), and pokes waiters.
 func (p *progress) set(name, key string, in bool) {
 	p.mu.Lock()
+	if p.seen[name] == nil {
+		p.seen[name] = map[string]bool{}
+	}
+	p.seen[name][key] = true
+	p.setLocked(name, key, in)
+	p.mu.Unlock()
+	p.poke()
+}
+
+// seed adds key to set name from a listing of the watch cache, unless an
+// event has already set or cleared it: the listing is a snapshot, and an
+// event handled between the snapshot and this call is newer than it (a
+// placeholder deleted as a scenario starts must not come back).
+func (p *progress) seed(name, key string) {
+	p.mu.Lock()
+	if !p.seen[name][key] {
+		p.setLocked(name, key, true)
+	}
+	p.mu.Unlock()
+	p.poke()
+}
+
+func (p *progress) setLocked(name, key string, in bool) {
 	s := p.sets[name]
 	if s == nil {
 		s = map[string]bool{}
@@ -298,8 +324,6 @@ func (p *progress) set(name, key string, in bool) {
 	} else {
 		delete(s, key)
 	}
-	p.mu.Unlock()
-	p.poke()
 }
 
 // stamp records the first time key reached milestone name.

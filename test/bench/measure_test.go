@@ -60,6 +60,25 @@ func TestWaitWhileShrinkingWaitsForProgressNotForAFixedTime(t *testing.T) {
 	}
 }
 
+// A teardown lists the watch cache after its handlers are on. A placeholder
+// listed there and deleted before the listing is applied must stay gone:
+// Cilium's teardowns at 1,000 claims never converged while it came back.
+func TestAListingNeverUndoesANewerEvent(t *testing.T) {
+	p := newProgress()
+	p.set("placeholders", "deleted-meanwhile", false)
+	p.seed("placeholders", "deleted-meanwhile")
+	p.seed("placeholders", "still-there")
+	p.set("placeholders", "created-meanwhile", true)
+	p.seed("placeholders", "created-meanwhile")
+	if got := p.some("placeholders", 5); got != "created-meanwhile, still-there" {
+		t.Fatalf("placeholders after the listing: %q, want the one created and the one listed, not the one deleted", got)
+	}
+	p.set("placeholders", "still-there", false)
+	if n := p.size("placeholders"); n != 1 {
+		t.Fatalf("%d placeholders after a listed one went, want 1", n)
+	}
+}
+
 func TestLiveHeapReadsAManagersPprofHandlers(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)

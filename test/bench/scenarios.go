@@ -383,8 +383,9 @@ func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
 			p.set("assigned", svc.Name, !gone && inRange(svc))
 		}
 	})
-	// What is there now, from the watch cache (handlers are already on, so
-	// nothing between the two is missed).
+	// What is there now, from the watch cache. The handlers are already on,
+	// so nothing between the two is missed, and an event they handle while
+	// the listing is applied wins over it (seed).
 	var addrs v1alpha1.IPAddressList
 	var svcs corev1.ServiceList
 	var claims v1alpha1.IPAddressClaimList
@@ -399,20 +400,20 @@ func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
 	}
 	for _, a := range addrs.Items {
 		if a.Spec.ClassName == s.driverClass {
-			p.set("addresses", a.Name, true)
+			p.seed("addresses", a.Name)
 		}
 	}
 	for i := range svcs.Items {
 		svc := &svcs.Items[i]
 		switch {
 		case isPlaceholder(svc):
-			p.set("placeholders", svc.Name, true)
+			p.seed("placeholders", svc.Name)
 		case svc.Namespace == s.driverNS && inRange(svc):
-			p.set("assigned", svc.Name, true)
+			p.seed("assigned", svc.Name)
 		}
 	}
 	for _, c := range claims.Items {
-		p.set("claims", c.Name, true)
+		p.seed("claims", c.Name)
 	}
 	remove := func(ctx context.Context, o client.Object) error { return s.e.c.Delete(ctx, o) }
 	err := s.e.writeEach(ctx, s.n, p, "deleted", remove, func(i int) client.Object {
