@@ -271,11 +271,9 @@ func (a *anchorRun) peer(ctx context.Context, name string) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	if err := p.wait(ctx, func() bool { return p.stamped("allocated") == a.n }); err != nil {
-		return outcome{latencies: p.between("created", "allocated")},
-			fmt.Errorf("%d of %d claims have an address: %w", p.stamped("allocated"), a.n, err)
-	}
-	return outcome{latencies: p.between("created", "allocated")}, nil
+	return p.settle(ctx, "created", "allocated", func() bool { return p.stamped("allocated") == a.n }, func() string {
+		return fmt.Sprintf("%d of %d claims have an address", p.stamped("allocated"), a.n)
+	})
 }
 
 func (a *anchorRun) setupAlone(ctx context.Context) error {
@@ -329,11 +327,9 @@ func (a *anchorRun) services(ctx context.Context, ns string, pin func(i int) str
 	if err != nil {
 		return outcome{}, err
 	}
-	if err := p.wait(ctx, func() bool { return p.stamped("assigned") == a.n }); err != nil {
-		return outcome{latencies: p.between("created", "assigned")},
-			fmt.Errorf("%d of %d Services given an address by %s: %w", p.stamped("assigned"), a.n, a.e.backend.title, err)
-	}
-	return outcome{latencies: p.between("created", "assigned")}, nil
+	return p.settle(ctx, "created", "assigned", func() bool { return p.stamped("assigned") == a.n }, func() string {
+		return fmt.Sprintf("%d of %d Services given an address by %s", p.stamped("assigned"), a.n, a.e.backend.title)
+	})
 }
 
 // cleanup deletes the allocator's anchors' namespaces, waits until they are

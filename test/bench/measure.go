@@ -378,6 +378,18 @@ func (p *progress) stamped(name string) int {
 	return len(p.times[name])
 }
 
+// settle waits until done holds and gives the scenario's latencies, from
+// milestone from to milestone to, of the keys that reached both; if the wait
+// ends first, the error tells how far the scenario came (state).
+func (p *progress) settle(ctx context.Context, from, to string, done func() bool, state func() string) (outcome, error) {
+	err := p.wait(ctx, done)
+	o := outcome{latencies: p.between(from, to)}
+	if err != nil {
+		return o, fmt.Errorf("%s: %w", state(), err)
+	}
+	return o, nil
+}
+
 // wait blocks until cond holds, re-checking it whenever a handler pokes.
 func (p *progress) wait(ctx context.Context, cond func() bool) error {
 	for !cond() {

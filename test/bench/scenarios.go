@@ -188,12 +188,9 @@ func (s *sizeRun) static(ctx context.Context) (outcome, error) {
 	if _, err := s.createClaims(ctx, s.staticNS, s.staticClass, p); err != nil {
 		return outcome{}, err
 	}
-	err := p.wait(ctx, func() bool { return p.stamped("bound") == s.n && p.size("addressBound") == s.n })
-	if err != nil {
-		err = fmt.Errorf("%d of %d claims Bound, %d addresses Bound: %w",
-			p.stamped("bound"), s.n, p.size("addressBound"), err)
-	}
-	return outcome{latencies: p.between("created", "bound")}, err
+	return p.settle(ctx, "created", "bound", func() bool { return p.stamped("bound") == s.n && p.size("addressBound") == s.n }, func() string {
+		return fmt.Sprintf("%d of %d claims Bound, %d addresses Bound", p.stamped("bound"), s.n, p.size("addressBound"))
+	})
 }
 
 // setupDriver makes the driver's class, reclaimPolicy Delete, and waits
@@ -271,13 +268,13 @@ func (s *sizeRun) provision(ctx context.Context) (outcome, error) {
 			p.stamp("createdUID", string(uid), t)
 		}
 	}
-	err = p.wait(ctx, func() bool { return p.stamped("bound") == s.n && p.size("ready") == s.n })
+	o, err := p.settle(ctx, "createdUID", "bound", func() bool { return p.stamped("bound") == s.n && p.size("ready") == s.n }, func() string {
+		return fmt.Sprintf("%d of %d claims Bound, %d addresses Bound and held", p.stamped("bound"), s.n, p.size("ready"))
+	})
 	if err != nil {
-		return outcome{latencies: p.between("createdUID", "bound")},
-			fmt.Errorf("%d of %d claims Bound, %d addresses Bound and held: %w",
-				p.stamped("bound"), s.n, p.size("ready"), err)
+		return o, err
 	}
-	stages := []Stage{
+	o.stages = []Stage{
 		stage("claim created → allocation placeholder (core stamp + driver)", p.between("createdUID", "placeholder")),
 		stage("placeholder → "+s.e.backend.title+" assigned an IP", p.between("placeholder", "assigned")),
 		stage("assigned → IPAddress recorded (driver)", p.between("assigned", "recorded")),
@@ -295,7 +292,7 @@ func (s *sizeRun) provision(ctx context.Context) (outcome, error) {
 		}
 		s.bound[name] = c.Status.Addresses[0]
 	}
-	return outcome{latencies: p.between("createdUID", "bound"), stages: stages}, nil
+	return o, nil
 }
 
 func stage(name string, ds []time.Duration) Stage {
@@ -330,16 +327,17 @@ func (s *sizeRun) associate(ctx context.Context) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	if err := p.wait(ctx, func() bool { return p.stamped("carried") == s.n }); err != nil {
-		return outcome{latencies: p.between("created", "carried")},
-			fmt.Errorf("%d of %d Services pinned, %d carrying their address: %w",
-				p.stamped("pinned"), s.n, p.stamped("carried"), err)
+	o, err := p.settle(ctx, "created", "carried", func() bool { return p.stamped("carried") == s.n }, func() string {
+		return fmt.Sprintf("%d of %d Services pinned, %d carrying their address", p.stamped("pinned"), s.n, p.stamped("carried"))
+	})
+	if err != nil {
+		return o, err
 	}
-	stages := []Stage{
+	o.stages = []Stage{
 		stage("Service created → pinned (driver)", p.between("created", "pinned")),
 		stage("pinned → "+s.e.backend.title+" reports the address", p.between("pinned", "carried")),
 	}
-	return outcome{latencies: p.between("created", "carried"), stages: stages}, nil
+	return o, nil
 }
 
 // teardown: the N claims of the driver's path deleted while their Services
@@ -425,10 +423,12 @@ func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
 	ledgerEmpty := func() bool {
 		return p.size("claims") == 0 && p.size("addresses") == 0 && p.size("placeholders") == 0
 	}
-	if err := p.wait(ctx, ledgerEmpty); err != nil {
-		return outcome{latencies: p.between("deleted", "gone")},
-			fmt.Errorf("left: %d claims, %d IPAddresses, %d placeholders (%s), %d Services carrying an address: %w",
-				p.size("claims"), p.size("addresses"), p.size("placeholders"), p.some("placeholders", 5), p.size("assigned"), err)
+	o, err := p.settle(ctx, "deleted", "gone", ledgerEmpty, func() string {
+		return fmt.Sprintf("left: %d claims, %d IPAddresses, %d placeholders (%s), %d Services carrying an address",
+			p.size("claims"), p.size("addresses"), p.size("placeholders"), p.some("placeholders", 5), p.size("assigned"))
+	})
+	if err != nil {
+		return o, err
 	}
 	ledgerGone := time.Now()
 	// The allocator takes the addresses back from the Services once the
@@ -438,14 +438,14 @@ func (s *sizeRun) teardown(ctx context.Context) (outcome, error) {
 	// last wait lasts only while Services keep letting go: a minute in which
 	// none does ends it.
 	if err := p.waitWhileShrinking(ctx, "assigned", time.Minute); err != nil {
-		return outcome{latencies: p.between("deleted", "gone"), end: ledgerGone},
-			fmt.Errorf("every claim, IPAddress and placeholder is gone, "+
-				"but %d Services still carry an address of the class, none let go in the last minute (%s)",
-				p.size("assigned"), p.some("assigned", 5))
+		o.end = ledgerGone
+		return o, fmt.Errorf("every claim, IPAddress and placeholder is gone, "+
+			"but %d Services still carry an address of the class, none let go in the last minute (%s)",
+			p.size("assigned"), p.some("assigned", 5))
 	}
 	s.e.cfg.logf("N=%d: the Services let go of their addresses %.1fs after the last claim, IPAddress and placeholder went",
 		s.n, time.Since(ledgerGone).Seconds())
-	return outcome{latencies: p.between("deleted", "gone")}, nil
+	return o, nil
 }
 
 // cleanup deletes the driver's path's namespace before the next size: its
