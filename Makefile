@@ -343,6 +343,16 @@ chaos: manifests control-plane cilium ## SIGKILL both replicas of each manager a
 test-node: node-tools helm metallb ## The node harness's tests alone (root; make test runs them too): real nodes join the local control plane, serve Pods, and run MetalLB's and our charts from their images (see docs/development.md, "The node harness").
 	$(TEST_ENV) go test -tags=node ./test/node/... -count=1 -v -timeout 20m
 
+# The chaos run on the node harness (docs/chaos.md, "Chaos on the real
+# nodes"): make test runs it for 60 s; this runs it alone, for
+# NODE_CHAOS_SECONDS.
+NODE_CHAOS_SECONDS ?= 180
+
+.PHONY: chaos-node
+chaos-node: node-tools helm metallb ## Delete the managers' and MetalLB's Pods on the node harness for NODE_CHAOS_SECONDS under a workload (root; make test runs 60 s of it); check no claim's address changes, and every claim and Service settles.
+	NODE_CHAOS_SECONDS=$(NODE_CHAOS_SECONDS) $(TEST_ENV) go test -tags=node ./test/node/shipped/ \
+		-run 'TestMetalLBFlagship/PodsDeletedUnderLoad$$' -count=1 -v -timeout 30m
+
 .PHONY: test-cilium
 test-cilium: control-plane cilium ## The Cilium driver's tests alone (make test runs them too): its contract, handoffs and what LB-IPAM does, against the real Cilium operator.
 	$(TEST_ENV) go test -tags=cilium ./internal/driver/cilium/ -count=1 -timeout 20m

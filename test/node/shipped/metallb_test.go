@@ -83,6 +83,7 @@ func TestMetalLBFlagship(t *testing.T) {
 
 	t.Run("Handoff", testHandoff)
 	t.Run("LeadersDeletedMidHandoff", testLeadersDeletedMidHandoff)
+	t.Run("PodsDeletedUnderLoad", testPodsDeletedUnderLoad)
 	t.Run("UpgradeFromPrevious", testUpgradeFromPrevious)
 	// Last: a stopped node stays stopped.
 	t.Run("NodeStopped", testNodeStopped)
