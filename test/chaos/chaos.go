@@ -27,6 +27,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cozystack/address-controller/test/metallblog"
 )
 
 // Result is one run's outcome.
@@ -280,23 +282,23 @@ func (r *Result) readMetalLB(path string, lastKill, converged time.Time) time.Ti
 		return time.Time{}
 	}
 	defer func() { _ = f.Close() }()
-	c := readCatchUp(f)
-	if c.started.IsZero() {
+	c := metallblog.Read(f)
+	if c.Started.IsZero() {
 		return time.Time{}
 	}
-	r.MetalLBStartedAfterLastKillSeconds = c.started.Sub(lastKill.Truncate(time.Second)).Seconds()
-	r.MetalLBPassesToCatchUp = c.passes
-	if c.caughtUp.IsZero() {
+	r.MetalLBStartedAfterLastKillSeconds = c.Started.Sub(lastKill.Truncate(time.Second)).Seconds()
+	r.MetalLBPassesToCatchUp = c.Passes
+	if c.CaughtUp.IsZero() {
 		return time.Time{}
 	}
-	r.MetalLBCaughtUpAfterStartSeconds = c.caughtUp.Sub(c.started).Seconds()
+	r.MetalLBCaughtUpAfterStartSeconds = c.CaughtUp.Sub(c.Started).Seconds()
 	if !converged.IsZero() {
-		r.ConvergedAfterMetalLBCaughtUpSeconds = converged.Sub(c.caughtUp).Seconds()
-		if end, after := c.lastPassBy(converged); !end.IsZero() {
+		r.ConvergedAfterMetalLBCaughtUpSeconds = converged.Sub(c.CaughtUp).Seconds()
+		if end, after := c.LastPassBy(converged); !end.IsZero() {
 			r.ConvergedAfterMetalLBLastPassSeconds, r.MetalLBPassesAfterCatchUp = converged.Sub(end).Seconds(), after
 		}
 	}
-	return c.caughtUp
+	return c.CaughtUp
 }
 
 // waitConverged waits until the cluster has converged and stayed so for

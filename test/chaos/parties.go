@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cozystack/address-controller/test/cluster"
+	"github.com/cozystack/address-controller/test/metallblog"
 	"github.com/cozystack/address-controller/test/promtext"
 	"github.com/cozystack/address-controller/test/runkit"
 )
@@ -113,7 +114,7 @@ func sampleAbilities(ctx context.Context, e *env, ab *abilities, mk *allocatorKi
 			ab.set(partyAllocator, ok && acquired.After(mk.last()), now)
 		} else {
 			c := tail.read()
-			ab.set(partyAllocator, !c.caughtUp.IsZero() && !c.started.Before(mk.last().Truncate(time.Second)), now)
+			ab.set(partyAllocator, !c.CaughtUp.IsZero() && !c.Started.Before(mk.last().Truncate(time.Second)), now)
 		}
 		select {
 		case <-ctx.Done():
@@ -179,26 +180,26 @@ func (m *allocatorKills) last() time.Time {
 }
 
 // logTail reads MetalLB's log as it grows and keeps what it says of the
-// last start (see readCatchUp).
+// last start (see metallblog).
 type logTail struct {
 	path    string
 	offset  int64
 	partial []byte
-	state   catchUpState
+	state   metallblog.State
 }
 
-func (t *logTail) read() catchUp {
+func (t *logTail) read() metallblog.CatchUp {
 	f, err := os.Open(t.path)
 	if err != nil {
-		return t.state.c
+		return t.state.CatchUp()
 	}
 	defer func() { _ = f.Close() }()
 	if _, err := f.Seek(t.offset, io.SeekStart); err != nil {
-		return t.state.c
+		return t.state.CatchUp()
 	}
 	data, err := io.ReadAll(f)
 	if err != nil {
-		return t.state.c
+		return t.state.CatchUp()
 	}
 	t.offset += int64(len(data))
 	data = append(t.partial, data...)
@@ -207,7 +208,7 @@ func (t *logTail) read() catchUp {
 	sc := bufio.NewScanner(bytes.NewReader(data[:last+1]))
 	sc.Buffer(make([]byte, 0, 1<<16), 16<<20)
 	for sc.Scan() {
-		t.state.feed(sc.Bytes())
+		t.state.Feed(sc.Bytes())
 	}
-	return t.state.c
+	return t.state.CatchUp()
 }

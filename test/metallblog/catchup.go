@@ -14,7 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+// Package metallblog reads the MetalLB controller's log (v0.15.2, its JSON
+// lines) for what the harnesses measure MetalLB's recovery by: its starts,
+// its full passes over every Service, and the end of its catch-up after a
+// start (docs/design.md, "MetalLB after a start"). The chaos harness reads
+// the log file of the process it runs; the node harness's chaos run, the
+// log of MetalLB's controller Pod.
+package metallblog
 
 import (
 	"bufio"
@@ -24,30 +30,32 @@ import (
 	"time"
 )
 
-// catchUp is what MetalLB's log says of its last start: when it started,
+// CatchUp is what MetalLB's log says of its last start: when it started,
 // and when its first full pass with nothing left to retry ended (zero if
 // none did), from which on it handles the events of single Services
 // (docs/design.md, "MetalLB after a start"). Times are to the second.
-type catchUp struct {
-	started, caughtUp time.Time
-	passes            int // full passes from the start to the one that caught up, that one included
-	// passEnds are when every full pass since the start ended, those after
+type CatchUp struct {
+	Started, CaughtUp time.Time
+	// Passes are the full passes from the start to the one that caught up,
+	// that one included.
+	Passes int
+	// PassEnds are when every full pass since the start ended, those after
 	// the catch-up too: MetalLB still runs one for each change of an
 	// allocation key or assigned Service's deletion.
-	passEnds []time.Time
+	PassEnds []time.Time
 }
 
-// lastPassBy returns when the last full pass that ended by t ended (zero if
+// LastPassBy returns when the last full pass that ended by t ended (zero if
 // none did; the log's times are to the second, so a pass logged in t's
 // second counts), and how many full passes ended after the catch-up and by
 // then.
-func (c catchUp) lastPassBy(t time.Time) (end time.Time, afterCatchUp int) {
-	for _, e := range c.passEnds {
+func (c CatchUp) LastPassBy(t time.Time) (end time.Time, afterCatchUp int) {
+	for _, e := range c.PassEnds {
 		if e.After(t.Truncate(time.Second)) {
 			break
 		}
 		end = e
-		if !c.caughtUp.IsZero() && e.After(c.caughtUp) {
+		if !c.CaughtUp.IsZero() && e.After(c.CaughtUp) {
 			afterCatchUp++
 		}
 	}
@@ -61,26 +69,26 @@ const (
 	reprocessRetried = "force service reload"
 )
 
-// readCatchUp reads a MetalLB controller log, every start of the process
-// appended to it.
-func readCatchUp(r io.Reader) catchUp {
-	var st catchUpState
+// Read reads a MetalLB controller log, every start of the process appended
+// to it.
+func Read(r io.Reader) CatchUp {
+	var st State
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<16), 16<<20)
 	for sc.Scan() {
-		st.feed(sc.Bytes())
+		st.Feed(sc.Bytes())
 	}
 	return st.c
 }
 
-// catchUpState reads MetalLB's log line by line: the harness reads it at
-// the end of a run, and the invariants' clocks while it runs.
-type catchUpState struct {
-	c       catchUp
+// State reads MetalLB's log line by line, as it grows.
+type State struct {
+	c       CatchUp
 	retried bool
 }
 
-func (st *catchUpState) feed(b []byte) {
+// Feed reads one line of the log.
+func (st *State) Feed(b []byte) {
 	var line struct {
 		Msg        string    `json:"msg"`
 		TS         time.Time `json:"ts"`
@@ -95,14 +103,14 @@ func (st *catchUpState) feed(b []byte) {
 	c := &st.c
 	switch {
 	case strings.HasPrefix(line.Msg, metallbStarting):
-		*c = catchUp{started: line.TS}
+		*c = CatchUp{Started: line.TS}
 	case line.Controller != reprocessAll:
 	case line.End != "":
-		c.passEnds = append(c.passEnds, line.TS)
-		if c.caughtUp.IsZero() {
-			c.passes++
+		c.PassEnds = append(c.PassEnds, line.TS)
+		if c.CaughtUp.IsZero() {
+			c.Passes++
 			if !st.retried {
-				c.caughtUp = line.TS
+				c.CaughtUp = line.TS
 			}
 		}
 	case line.Start != "":
@@ -111,3 +119,6 @@ func (st *catchUpState) feed(b []byte) {
 		st.retried = true
 	}
 }
+
+// CatchUp is what the lines fed so far say of MetalLB's last start.
+func (st *State) CatchUp() CatchUp { return st.c }
