@@ -57,10 +57,14 @@ const (
 	// chaosConverge bounds the wait, after the last deletion and the
 	// workload's last operation, for every claim and Service to settle.
 	chaosConverge = 3 * time.Minute
-	// chaosSettle is the bound on recovery: every claim and Service
-	// settled within it of the later of the last deletion and MetalLB's
-	// catch-up after its last start.
-	chaosSettle = 30 * time.Second
+	// chaosSettle bounds recovery: every claim and Service settled within it
+	// of the later of the last deletion and MetalLB's catch-up after its
+	// last start. The chaos presets hold the product to 30 s on an idle
+	// machine; make test runs this beside two other packages on two cores,
+	// where a leader deleted last alone costs its Lease's 15 s (26 s was
+	// measured so), so the gate here is the limits preset's 60 s, and the
+	// run logs the figure (docs/chaos.md reports it).
+	chaosSettle = 60 * time.Second
 )
 
 // testPodsDeletedUnderLoad is the chaos run on real nodes (docs/chaos.md,
