@@ -128,14 +128,24 @@ func testPodsDeletedUnderLoad(t *testing.T) {
 	// Both verdicts are given: a run that does not converge still says what
 	// the watch saw.
 	soft := NewGomega(func(message string, _ ...int) { t.Error(message) })
-	if soft.Eventually(func(g Gomega) { converged(ctx, g, ns, class) }).WithTimeout(chaosConverge).WithPolling(time.Second).
-		Should(Succeed(), func() string { return diagnose(ctx, harness.DriverNamespace) }) {
-		settled := time.Now()
-		t.Logf("Every claim and Service converged %s after the last Pod deletion", settled.Sub(k.last).Round(time.Second))
-		soft.Expect(settled.Sub(recoveredFrom(ctx, t, k.last))).To(BeNumerically("<=", chaosSettle),
+	settled := soft.Eventually(func(g Gomega) { converged(ctx, g, ns, class) }).WithTimeout(chaosConverge).WithPolling(time.Second).
+		Should(Succeed(), func() string { return diagnose(ctx, harness.DriverNamespace) })
+	if settled {
+		at := time.Now()
+		t.Logf("Every claim and Service converged %s after the last Pod deletion", at.Sub(k.last).Round(time.Second))
+		soft.Expect(at.Sub(recoveredFrom(ctx, t, k.last))).To(BeNumerically("<=", chaosSettle),
 			"convergence after the later of the last deletion and MetalLB's catch-up")
 	}
-	g.Expect(claims()).To(BeEmpty(), "what the watch on the claims saw")
+	violations, seenBound := claims()
+	g.Expect(violations).To(BeEmpty(), "what the watch on the claims saw")
+	if settled {
+		live := &v1alpha1.IPAddressClaimList{}
+		g.Expect(kit.List(ctx, live, client.InNamespace(ns))).To(Succeed())
+		for _, c := range live.Items {
+			g.Expect(seenBound).To(HaveKey(c.Name), "the watch never saw claim %s Bound", c.Name)
+		}
+		t.Logf("The watch saw %d claims Bound, the %d left at the end among them", len(seenBound), len(live.Items))
+	}
 }
 
 // recoveredFrom is when the product's recovery is counted from: the later
@@ -329,8 +339,11 @@ func (k *podKiller) total() int {
 // watchClaims watches the claims of ns until the returned stop is called,
 // which returns what must never be seen: a claim Bound to an address other
 // than the one it was first Bound to, a Bound claim no longer Bound while
-// it lives (until its deletion begins), two live claims Bound to one address, or the watch ending early.
-func watchClaims(g Gomega, ns string) (stop func() []string) {
+// it lives (until its deletion begins), two live claims Bound to one
+// address, or the watch ending early; and the names of the claims it saw
+// Bound, so that a watch that saw nothing cannot pass for one that saw no
+// harm.
+func watchClaims(g Gomega, ns string) (stop func() (violations []string, seenBound map[string]bool)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := watcher.Watch(ctx, &v1alpha1.IPAddressClaimList{}, client.InNamespace(ns))
 	g.Expect(err).NotTo(HaveOccurred())
@@ -338,6 +351,7 @@ func watchClaims(g Gomega, ns string) (stop func() []string) {
 	bound := map[types.UID]string{}   // claim → the address it was first Bound to
 	boundBy := map[string]types.UID{} // address → the live claim Bound to it
 	names := map[types.UID]string{}
+	seenBound := map[string]bool{}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -373,6 +387,7 @@ func watchClaims(g Gomega, ns string) (stop func() []string) {
 					seen = append(seen, fmt.Sprintf("%s and %s both Bound to %s", names[other], c.Name, ip))
 				}
 				bound[c.UID], boundBy[ip] = ip, c.UID
+				seenBound[c.Name] = true
 			case wasBound:
 				seen = append(seen, fmt.Sprintf("%s: was Bound to %s, now %s %v", c.Name, was, c.Status.Phase, addresses))
 			}
@@ -381,11 +396,11 @@ func watchClaims(g Gomega, ns string) (stop func() []string) {
 			seen = append(seen, "the watch on the claims ended early")
 		}
 	}()
-	return func() []string {
+	return func() ([]string, map[string]bool) {
 		cancel()
 		w.Stop()
 		<-done
-		return seen
+		return seen, seenBound
 	}
 }
 
