@@ -49,7 +49,7 @@ func TestCiliumChecksCatchEachViolation(t *testing.T) {
 		return func(s *corev1.Service) {
 			metav1.SetMetaDataAnnotation(&s.ObjectMeta, ciliumBackend.sharingKey, key)
 			if byDriver {
-				metav1.SetMetaDataAnnotation(&s.ObjectMeta, annotationSharingKey, key)
+				metav1.SetMetaDataAnnotation(&s.ObjectMeta, v1alpha1.AnnotationSharedBy, key)
 			}
 		}
 	}

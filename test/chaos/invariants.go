@@ -31,17 +31,6 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 )
 
-// Names the driver writes on Services, read here from the outside.
-const (
-	// labelWithdrawn marks a Service the driver told to let go of its
-	// address; MetalLB's pools refuse it, so MetalLB takes the address back.
-	labelWithdrawn = "local.sdn.cozystack.io/withdrawn"
-	// annotationSharingKey records that the driver wrote the sharing key.
-	annotationSharingKey = "local.sdn.cozystack.io/sharing-key"
-	// annotationAddressName names the IPAddress a placeholder holds.
-	annotationAddressName = "local.sdn.cozystack.io/address-name"
-)
-
 // Violation is one broken invariant, first seen at At.
 type Violation struct {
 	Invariant string    `json:"invariant"`
@@ -213,9 +202,9 @@ func (c *checker) onService(svc *corev1.Service, gone bool) {
 	s := &serviceState{
 		key: key, uid: svc.UID, placeholder: svc.Namespace == c.b.placeholderNamespace,
 		role: svc.Labels[v1alpha1.LabelPlaceholder], addressLabel: svc.Labels[v1alpha1.LabelAddress],
-		addressName: svc.Annotations[annotationAddressName], claimUID: types.UID(svc.Labels[v1alpha1.LabelClaimUID]),
+		addressName: svc.Annotations[v1alpha1.AnnotationAddressName], claimUID: types.UID(svc.Labels[v1alpha1.LabelClaimUID]),
 		claim:     svc.Annotations[v1alpha1.AnnotationIPAddressClaim],
-		sharedKey: svc.Annotations[c.b.sharingKey], driverKey: svc.Annotations[annotationSharingKey],
+		sharedKey: svc.Annotations[c.b.sharingKey], driverKey: svc.Annotations[v1alpha1.AnnotationSharedBy],
 	}
 	if marker := svc.Annotations[v1alpha1.AnnotationPinnedBy]; marker != "" {
 		for ip := range strings.SplitSeq(marker, ",") {
@@ -231,11 +220,11 @@ func (c *checker) onService(svc *corev1.Service, gone bool) {
 				key, svc.UID, s.withdrawn, c.b.poolLabel, s.pool, v1alpha1.AnnotationPinnedBy, s.ips))
 	}
 	var mark string
-	mark, s.withdrawn = svc.Labels[labelWithdrawn]
+	mark, s.withdrawn = svc.Labels[v1alpha1.LabelWithdrawn]
 	s.letGo = s.withdrawn && mark == c.secret.withdrawn(svc.UID)
 	if s.withdrawn && !s.letGo {
 		c.violate("bad-mark "+string(svc.UID)+" "+mark, invBadMark,
-			fmt.Sprintf("%s (uid %s) carries %s=%q; its mark is %q", key, svc.UID, labelWithdrawn, mark, c.secret.withdrawn(svc.UID)))
+			fmt.Sprintf("%s (uid %s) carries %s=%q; its mark is %q", key, svc.UID, v1alpha1.LabelWithdrawn, mark, c.secret.withdrawn(svc.UID)))
 	}
 	s.deleting = svc.DeletionTimestamp != nil
 	for _, in := range svc.Status.LoadBalancer.Ingress {

@@ -50,7 +50,7 @@ func keyed(key string, byDriver bool) b.ServiceOption {
 	return func(s *corev1.Service) {
 		metav1.SetMetaDataAnnotation(&s.ObjectMeta, metallbBackend.sharingKey, key)
 		if byDriver {
-			metav1.SetMetaDataAnnotation(&s.ObjectMeta, annotationSharingKey, key)
+			metav1.SetMetaDataAnnotation(&s.ObjectMeta, v1alpha1.AnnotationSharedBy, key)
 		}
 	}
 }
@@ -78,7 +78,7 @@ func withUID(uid types.UID) b.ServiceOption { return func(s *corev1.Service) { s
 // its valid mark.
 func markedWithdrawn() b.ServiceOption {
 	return func(s *corev1.Service) {
-		metav1.SetMetaDataLabel(&s.ObjectMeta, labelWithdrawn, testSecret.withdrawn(s.UID))
+		metav1.SetMetaDataLabel(&s.ObjectMeta, v1alpha1.LabelWithdrawn, testSecret.withdrawn(s.UID))
 	}
 }
 
@@ -107,11 +107,11 @@ func TestCheckerCatchesEachViolation(t *testing.T) {
 			c.onService(reporting("t", "a", []string{"fd00:210:0::1"}), false)
 		}, ""},
 		{"a withdrawn label with any other value", func(c *checker) {
-			c.onService(reporting("t", "a", nil, withUID("s1"), b.WithLabel(labelWithdrawn, testSecret.withdrawn("s2"))), false)
+			c.onService(reporting("t", "a", nil, withUID("s1"), b.WithLabel(v1alpha1.LabelWithdrawn, testSecret.withdrawn("s2"))), false)
 		}, invBadMark},
 		{"a forged withdrawn label does not excuse a second holder", func(c *checker) {
 			c.onService(reporting(placeholderNamespace, "hold", []string{"100.80.0.1"}, keyed("k1", false)), false)
-			c.onService(reporting("t", "a", []string{"100.80.0.1"}, withUID("s1"), b.WithLabel(labelWithdrawn, "forged")), false)
+			c.onService(reporting("t", "a", []string{"100.80.0.1"}, withUID("s1"), b.WithLabel(v1alpha1.LabelWithdrawn, "forged")), false)
 			c.violations = map[string]Violation{} // the forged mark itself is the case above
 			c.checkReporters("100.80.0.1")
 		}, invTwoServices},
@@ -279,7 +279,9 @@ func waitingForRoom(name string, uid types.UID, family v1alpha1.IPFamily) *v1alp
 func holdOf(name string, uid types.UID, ips []string, opts ...b.ServiceOption) *corev1.Service {
 	return reporting(placeholderNamespace, "hold-"+name, ips, append([]b.ServiceOption{withUID(uid),
 		b.WithLabel(v1alpha1.LabelPlaceholder, v1alpha1.PlaceholderHold), b.WithLabel(v1alpha1.LabelAddress, name),
-		func(s *corev1.Service) { metav1.SetMetaDataAnnotation(&s.ObjectMeta, annotationAddressName, name) }}, opts...)...)
+		func(s *corev1.Service) {
+			metav1.SetMetaDataAnnotation(&s.ObjectMeta, v1alpha1.AnnotationAddressName, name)
+		}}, opts...)...)
 }
 
 // staticPair feeds claim t/c (uid u1) of the static class and IPAddress x

@@ -25,7 +25,6 @@ import (
 
 	localv1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver/cilium"
-	"github.com/cozystack/address-controller/internal/driver/placeholder"
 )
 
 // ciliumReservedAnnotations are annotations the cilium-iad policy reserves:
@@ -40,7 +39,7 @@ var ciliumReservedAnnotations = []string{
 	"io.cilium/lb-ipam-sharing-key",
 	"io.cilium/lb-ipam-sharing-cross-namespace",
 	localv1alpha1.AnnotationPinnedBy,
-	placeholder.AnnotationSharedBy,
+	localv1alpha1.AnnotationSharedBy,
 }
 
 // ciliumReservedFields lists every Service field the cilium-iad policy
@@ -50,7 +49,7 @@ func ciliumReservedFields() []serviceField {
 	for _, key := range ciliumReservedAnnotations {
 		fields = append(fields, annotationField(key, reservedMessage("cilium-iad", "annotation "+key)))
 	}
-	for _, key := range []string{cilium.LabelPool, placeholder.LabelWithdrawn} {
+	for _, key := range []string{cilium.LabelPool, localv1alpha1.LabelWithdrawn} {
 		fields = append(fields, labelField(key, "label "+key+
 			" is reserved to the cilium-iad driver, which labels the Services it pins for its pools and those it withdrew a pin from"))
 	}
@@ -95,7 +94,7 @@ func TestCiliumServiceFieldsPolicy(t *testing.T) {
 		g := NewWithT(t)
 		labels := fields[len(ciliumReservedAnnotations) : len(ciliumReservedAnnotations)+2]
 		_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "labels", labels...), metav1.CreateOptions{})
-		expectDenied(g, err, "labels "+cilium.LabelPool+", "+placeholder.LabelWithdrawn+" are reserved to the cilium-iad driver")
+		expectDenied(g, err, "labels "+cilium.LabelPool+", "+localv1alpha1.LabelWithdrawn+" are reserved to the cilium-iad driver")
 	})
 
 	bed.admitsUpdateLeavingFields(ctx, t, func(g Gomega, s *corev1.Service) {
@@ -103,7 +102,7 @@ func TestCiliumServiceFieldsPolicy(t *testing.T) {
 			g.Expect(s.Annotations).To(HaveKeyWithValue(key, firstIP))
 		}
 		g.Expect(s.Labels).To(HaveKeyWithValue(cilium.LabelPool, firstIP))
-		g.Expect(s.Labels).To(HaveKeyWithValue(placeholder.LabelWithdrawn, firstIP))
+		g.Expect(s.Labels).To(HaveKeyWithValue(localv1alpha1.LabelWithdrawn, firstIP))
 		g.Expect(s.Spec.LoadBalancerIP).To(Equal(firstIP))
 	})
 

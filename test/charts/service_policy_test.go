@@ -27,8 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	localv1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-	"github.com/cozystack/address-controller/internal/driver/metallb"
-	"github.com/cozystack/address-controller/internal/driver/placeholder"
 )
 
 // serviceField is one Service field the metallb-iad policy reserves.
@@ -53,13 +51,13 @@ func reservedServiceFields() []serviceField {
 		"metallb.universe.tf/address-pool",
 		"metallb.universe.tf/allow-shared-ip",
 		localv1alpha1.AnnotationPinnedBy,
-		placeholder.AnnotationSharedBy,
+		localv1alpha1.AnnotationSharedBy,
 		"local.sdn.cozystack.io/retry",
 	} {
 		fields = append(fields, annotationField(key, reservedMessage("metallb-iad", "annotation "+key)))
 	}
 	return append(fields,
-		labelField(metallb.LabelWithdrawn, "label "+metallb.LabelWithdrawn+" is reserved to the metallb-iad driver, which labels the Services it withdrew a pin from"),
+		labelField(localv1alpha1.LabelWithdrawn, "label "+localv1alpha1.LabelWithdrawn+" is reserved to the metallb-iad driver, which labels the Services it withdrew a pin from"),
 		loadBalancerIPField(reservedMessage("metallb-iad", "spec.loadBalancerIP")))
 }
 
@@ -147,9 +145,9 @@ func TestServiceFieldsPolicy(t *testing.T) {
 	bed.admitsUpdateLeavingFields(ctx, t, func(g Gomega, s *corev1.Service) {
 		g.Expect(s.Annotations).To(HaveKeyWithValue("metallb.io/loadBalancerIPs", firstIP))
 		g.Expect(s.Annotations).To(HaveKeyWithValue(localv1alpha1.AnnotationPinnedBy, firstIP))
-		g.Expect(s.Annotations).To(HaveKeyWithValue(placeholder.AnnotationSharedBy, firstIP))
+		g.Expect(s.Annotations).To(HaveKeyWithValue(localv1alpha1.AnnotationSharedBy, firstIP))
 		g.Expect(s.Spec.LoadBalancerIP).To(Equal(firstIP))
-		g.Expect(s.Labels).To(HaveKeyWithValue(metallb.LabelWithdrawn, firstIP))
+		g.Expect(s.Labels).To(HaveKeyWithValue(localv1alpha1.LabelWithdrawn, firstIP))
 	})
 
 	bed.allowlistedMayWriteEveryField(ctx, t)

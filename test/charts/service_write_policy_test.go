@@ -63,18 +63,18 @@ func metallbReach() driverReach {
 		chart: driverChart, provisioner: localv1alpha1.ProvisionerMetalLB,
 		pin: map[string]any{
 			placeholder.MetaAnnotations: map[string]any{ips: reachIP, localv1alpha1.AnnotationPinnedBy: reachIP, retry: "1",
-				shared: reachKey, placeholder.AnnotationSharedBy: reachKey},
-			placeholder.MetaLabels:     map[string]any{placeholder.LabelWithdrawn: nil},
+				shared: reachKey, localv1alpha1.AnnotationSharedBy: reachKey},
+			placeholder.MetaLabels:     map[string]any{localv1alpha1.LabelWithdrawn: nil},
 			placeholder.MetaFinalizers: []string{carrier},
 		},
 		unpin: map[string]any{
 			placeholder.MetaRemoveFinalizers: []string{carrier},
 			placeholder.MetaAnnotations: map[string]any{ips: nil, localv1alpha1.AnnotationPinnedBy: nil, retry: nil,
-				shared: nil, placeholder.AnnotationSharedBy: nil},
-			placeholder.MetaLabels: map[string]any{placeholder.LabelWithdrawn: reachMark},
+				shared: nil, localv1alpha1.AnnotationSharedBy: nil},
+			placeholder.MetaLabels: map[string]any{localv1alpha1.LabelWithdrawn: reachMark},
 		},
 		retry:             map[string]any{placeholder.MetaAnnotations: map[string]any{retry: "2"}},
-		pinnedAnnotations: []string{ips, localv1alpha1.AnnotationPinnedBy, retry, shared, placeholder.AnnotationSharedBy},
+		pinnedAnnotations: []string{ips, localv1alpha1.AnnotationPinnedBy, retry, shared, localv1alpha1.AnnotationSharedBy},
 		foreignPins: []string{"metallb.io/address-pool", "metallb.universe.tf/loadBalancerIPs",
 			"metallb.universe.tf/allow-shared-ip", "lbipam.cilium.io/ips"},
 	}
@@ -87,17 +87,17 @@ func ciliumReach(placeholders string) driverReach {
 		chart: ciliumChart, provisioner: localv1alpha1.ProvisionerCilium,
 		pin: map[string]any{
 			placeholder.MetaAnnotations: map[string]any{ips: reachIP, localv1alpha1.AnnotationPinnedBy: reachIP,
-				shared: reachKey, placeholder.AnnotationSharedBy: reachKey, crossNS: placeholders},
-			placeholder.MetaLabels:     map[string]any{cilium.LabelPool: reachClass, placeholder.LabelWithdrawn: nil},
+				shared: reachKey, localv1alpha1.AnnotationSharedBy: reachKey, crossNS: placeholders},
+			placeholder.MetaLabels:     map[string]any{cilium.LabelPool: reachClass, localv1alpha1.LabelWithdrawn: nil},
 			placeholder.MetaFinalizers: []string{carrier},
 		},
 		unpin: map[string]any{
 			placeholder.MetaRemoveFinalizers: []string{carrier},
 			placeholder.MetaAnnotations: map[string]any{ips: nil, localv1alpha1.AnnotationPinnedBy: nil,
-				shared: nil, crossNS: nil, placeholder.AnnotationSharedBy: nil},
-			placeholder.MetaLabels: map[string]any{cilium.LabelPool: nil, placeholder.LabelWithdrawn: reachMark},
+				shared: nil, crossNS: nil, localv1alpha1.AnnotationSharedBy: nil},
+			placeholder.MetaLabels: map[string]any{cilium.LabelPool: nil, localv1alpha1.LabelWithdrawn: reachMark},
 		},
-		pinnedAnnotations: []string{ips, localv1alpha1.AnnotationPinnedBy, shared, placeholder.AnnotationSharedBy, crossNS},
+		pinnedAnnotations: []string{ips, localv1alpha1.AnnotationPinnedBy, shared, localv1alpha1.AnnotationSharedBy, crossNS},
 		pinnedLabels:      []string{cilium.LabelPool},
 		foreignPins: []string{"io.cilium/lb-ipam-ips", "io.cilium/lb-ipam-sharing-key",
 			"lbipam.cilium.io/some-later-request", "metallb.io/loadBalancerIPs"},
@@ -245,7 +245,7 @@ func testServiceWritePolicy(t *testing.T, r driverReach, releaseNS, placeholders
 		s, err = admin.cs.CoreV1().Services(tenant).Get(ctx, "pinned", metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(s.Annotations).To(Equal(map[string]string{"example.com/owner": "team-a", localv1alpha1.AnnotationIPAddressClaim: "web"}))
-		g.Expect(s.Labels).To(Equal(map[string]string{"app": "web", placeholder.LabelWithdrawn: reachMark}))
+		g.Expect(s.Labels).To(Equal(map[string]string{"app": "web", localv1alpha1.LabelWithdrawn: reachMark}))
 		g.Expect(s.Finalizers).To(ConsistOf(protect))
 	})
 

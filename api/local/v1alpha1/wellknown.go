@@ -55,6 +55,15 @@ const (
 	// address pin, and the exact value it wrote. A driver withdraws only a pin
 	// it finds under its own marker; a hand-written pin is never touched.
 	AnnotationPinnedBy = "local.sdn.cozystack.io/pinned"
+
+	// AnnotationSharedBy on a Service records the sharing key a driver wrote
+	// on it for a shared handoff: a key the Service carries without this
+	// record is the tenant's, and the driver never overwrites it.
+	AnnotationSharedBy = "local.sdn.cozystack.io/sharing-key"
+
+	// AnnotationAddressName on a placeholder records the full name of the
+	// IPAddress it holds (LabelAddress carries a label-safe key of it).
+	AnnotationAddressName = "local.sdn.cozystack.io/address-name"
 )
 
 // Finalizers.
@@ -115,6 +124,15 @@ const (
 
 	// LabelClass is the IPAddressClass a placeholder draws from.
 	LabelClass = "local.sdn.cozystack.io/class"
+
+	// LabelWithdrawn marks a Service whose pin a driver withdrew, or an
+	// allocation placeholder giving back an address it was offered: until
+	// the allocator takes the address back, such a Service still reports it
+	// and is no thief (MetalLB's pools rendered by the driver refuse it, so
+	// MetalLB takes the address back). Its value is a mark only the driver
+	// can compute, and the charts' admission policies reserve the label to
+	// the driver.
+	LabelWithdrawn = "local.sdn.cozystack.io/withdrawn"
 )
 
 // Names `metallb-iad import` puts on what it creates, so that a rerun finds

@@ -53,7 +53,7 @@ func placeholderWhoseClaimListsItsAddress(t *testing.T, g *WithT, s *suite, p Pl
 	g.Eventually(s.kit.Gone(addr), timeout, tick).Should(BeTrue())
 
 	ph := allocationPlaceholder(p, claim, claim.ClassName())
-	ph.Annotations[placeholder.AnnotationAddressName] = addr.Name
+	ph.Annotations[v1alpha1.AnnotationAddressName] = addr.Name
 	// An orphan beside it, whose claim never existed: once it goes, the
 	// new driver has looked at the allocation placeholders.
 	orphan := allocationPlaceholder(p, b.Claim(claim.Namespace, "ghost", b.OfClass(claim.ClassName())), claim.ClassName())
@@ -79,7 +79,7 @@ func placeholderAssignedItsClaimsAddress(t *testing.T, g *WithT, s *suite, p Pla
 
 	s.driver = s.h.StartDriver(s.t, s.cfg)
 	g.Eventually(func() string {
-		return s.kit.Service(g, ph.Namespace, ph.Name).Annotations[placeholder.AnnotationAddressName]
+		return s.kit.Service(g, ph.Namespace, ph.Name).Annotations[v1alpha1.AnnotationAddressName]
 	}, timeout, tick).
 		Should(Equal(addr.Name), "pinned to the claim's address, for its hold to adopt it")
 	g.Consistently(s.kit.Gone(ph), 5*time.Second, tick).Should(BeFalse(), "the hold to be is kept")

@@ -128,7 +128,7 @@ func (h *handover) Moving() []ipaddr.Range { return h.moving }
 // not avoid it, and the pool selects svc.
 func (h *handover) Takes(svc *corev1.Service, ip netip.Addr) bool {
 	return slices.ContainsFunc(h.ours, func(r ipaddr.Range) bool { return r.Contains(ip) }) &&
-		h.refuses(ip) == "" && svc.Labels[LabelWithdrawn] == ""
+		h.refuses(ip) == "" && svc.Labels[v1alpha1.LabelWithdrawn] == ""
 }
 
 // Tie: svc names a pool other than the class's. MetalLB gives a Service

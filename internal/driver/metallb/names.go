@@ -18,7 +18,6 @@ package metallb
 
 import (
 	"github.com/cozystack/address-controller/internal/driver/metallb/catchup"
-	"github.com/cozystack/address-controller/internal/driver/placeholder"
 )
 
 // MetalLB's annotations, current and legacy.
@@ -34,14 +33,6 @@ const (
 
 // Names the driver puts on placeholder Services.
 const (
-	// LabelWithdrawn marks a Service whose pin the driver withdrew, or an
-	// allocation placeholder giving back an address it was offered. The
-	// driver's pools refuse such Services, so MetalLB takes back the address
-	// it would otherwise keep.
-	LabelWithdrawn = placeholder.LabelWithdrawn
-	// annotationSharedBy records the allow-shared-ip key the driver wrote on
-	// a workload for a shared handoff.
-	annotationSharedBy = placeholder.AnnotationSharedBy
 	// annotationRetry is the retry token a pinned Service was last written
 	// in; writing a new one makes MetalLB process the Service again.
 	annotationRetry = "local.sdn.cozystack.io/retry"

@@ -196,7 +196,7 @@ func (r *PhantomReconciler) bury(ctx context.Context, name, why string, at time.
 	// address's pass, which may wait for the name, wakes when it goes.
 	ts.Annotations = map[string]string{annotationAllocatedFromPool: "phantom"}
 	if address, ok := strings.CutPrefix(name, "hold-"); ok && placeholder.HoldName(address) == name {
-		ts.Annotations[placeholder.AnnotationAddressName] = address
+		ts.Annotations[v1alpha1.AnnotationAddressName] = address
 	}
 	ts.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone,
 		Ports: []corev1.ServicePort{{Name: "placeholder", Port: placeholder.Port, Protocol: corev1.ProtocolTCP}}}

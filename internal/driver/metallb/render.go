@@ -104,7 +104,7 @@ func rendering(class *v1alpha1.IPAddressClass, namespace string, p *params.Param
 	// Services the driver withdrew a pin from may not keep an address of
 	// the pool: without this MetalLB would let them keep it.
 	_ = unstructured.SetNestedSlice(pool.Object, []any{map[string]any{
-		"matchExpressions": []any{map[string]any{"key": LabelWithdrawn, "operator": "DoesNotExist"}},
+		"matchExpressions": []any{map[string]any{"key": v1alpha1.LabelWithdrawn, "operator": "DoesNotExist"}},
 	}}, "spec", "serviceAllocation", "serviceSelectors")
 	adv = params.Advertisement(class.Name, namespace, p)
 	for _, obj := range []*unstructured.Unstructured{pool, adv} {

@@ -56,7 +56,7 @@ func (b *Backend) yield(ctx context.Context, ph *corev1.Service, claim *v1alpha1
 		return driver.Reservation{}, err
 	}
 	if err := placeholder.PatchMeta(ctx, b, ph, map[string]any{
-		placeholder.MetaLabels:      map[string]any{LabelWithdrawn: mark},
+		placeholder.MetaLabels:      map[string]any{v1alpha1.LabelWithdrawn: mark},
 		placeholder.MetaAnnotations: map[string]any{annotationYieldedTo: ip.String()},
 	}); err != nil {
 		return driver.Reservation{}, err
@@ -118,7 +118,7 @@ func (b *Backend) awaitRightfulHolder(ctx context.Context, ph *corev1.Service, y
 		}
 	}
 	if err := placeholder.PatchMeta(ctx, b, ph, map[string]any{
-		placeholder.MetaLabels:      map[string]any{LabelWithdrawn: nil},
+		placeholder.MetaLabels:      map[string]any{v1alpha1.LabelWithdrawn: nil},
 		placeholder.MetaAnnotations: map[string]any{annotationYieldedTo: nil},
 	}); err != nil {
 		return driver.Reservation{}, err

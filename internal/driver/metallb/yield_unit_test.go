@@ -23,6 +23,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
 )
 
@@ -71,7 +72,7 @@ func TestShareable(t *testing.T) {
 			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Port: placeholder.Port, Protocol: corev1.ProtocolUDP})
 		}), ""},
 		{"the driver's own key", svc(func(s *corev1.Service) {
-			s.Annotations[annotationAllowSharedIP], s.Annotations[annotationSharedBy] = "iad-x", "iad-x"
+			s.Annotations[annotationAllowSharedIP], s.Annotations[v1alpha1.AnnotationSharedBy] = "iad-x", "iad-x"
 		}), ""},
 		{"traffic policy Local with a selector", svc(func(s *corev1.Service) {
 			s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
@@ -82,7 +83,7 @@ func TestShareable(t *testing.T) {
 		{"a key of its own", svc(func(s *corev1.Service) { s.Annotations[annotationAllowSharedIP] = "mine" }), "HandWrittenSharingKey"},
 		{"a legacy key of its own", svc(func(s *corev1.Service) { s.Annotations[annotationLegacyAllowSharedIP] = "mine" }), "HandWrittenSharingKey"},
 		{"a forged marker", svc(func(s *corev1.Service) {
-			s.Annotations[annotationAllowSharedIP], s.Annotations[annotationSharedBy] = "mine", "other"
+			s.Annotations[annotationAllowSharedIP], s.Annotations[v1alpha1.AnnotationSharedBy] = "mine", "other"
 		}), "HandWrittenSharingKey"},
 	}
 	for _, tc := range cases {

@@ -73,7 +73,7 @@ func (s *Set) Record(ctx context.Context, ph *corev1.Service, ip netip.Addr) err
 	}
 	orig := ph.DeepCopy()
 	ph.Annotations[s.Pin] = ip.String()
-	ph.Annotations[AnnotationAddressName] = name
+	ph.Annotations[v1alpha1.AnnotationAddressName] = name
 	ph.Labels[v1alpha1.LabelAddress] = AddressKey(name)
 	if err := s.Client.Patch(ctx, ph, client.MergeFrom(orig)); err != nil {
 		return err

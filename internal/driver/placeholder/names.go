@@ -27,20 +27,9 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 )
 
-// Annotations the framework puts on placeholders.
-const (
-	// AnnotationClaim records "namespace/name" of the claim an allocation
-	// placeholder provisions for.
-	AnnotationClaim = "local.sdn.cozystack.io/claim"
-	// AnnotationAddressName records the full name of the IPAddress a
-	// placeholder holds (v1alpha1.LabelAddress carries a label-safe key of
-	// it, see AddressKey).
-	AnnotationAddressName = "local.sdn.cozystack.io/address-name"
-	// AnnotationSharedBy records, on a workload, the sharing key the driver
-	// wrote on it for a shared handoff: a key the Service carries without
-	// this record is the tenant's, and the driver never overwrites it.
-	AnnotationSharedBy = "local.sdn.cozystack.io/sharing-key"
-)
+// AnnotationClaim records, on an allocation placeholder, "namespace/name" of
+// the claim it provisions for.
+const AnnotationClaim = "local.sdn.cozystack.io/claim"
 
 // Port is the one port a placeholder declares: a LoadBalancer Service needs
 // one, and with no selector nothing ever answers on it. It is the discard

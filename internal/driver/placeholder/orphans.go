@@ -75,7 +75,7 @@ func (r *Orphans) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result,
 		return ctrl.Result{}, nil
 	}
 	// Recorded meanwhile? Then the hold adopts it.
-	if recorded, err := r.recordedForClaim(ctx, ph, ph.Annotations[AnnotationAddressName]); err != nil || recorded {
+	if recorded, err := r.recordedForClaim(ctx, ph, ph.Annotations[v1alpha1.AnnotationAddressName]); err != nil || recorded {
 		return ctrl.Result{}, err
 	}
 	// Given an address its claim holds, without the pin that makes the hold
@@ -123,7 +123,7 @@ func (r *Orphans) unneeded(ctx context.Context, ph *corev1.Service) (string, err
 		return "its claim is served by another driver now", nil
 	case claim.Spec.AddressName != "":
 		return "its claim names an address", nil
-	case claim.Status.Phase == v1alpha1.ClaimBound && (lists(claim, ph.Annotations[AnnotationAddressName]) || lists(claim, assignedName(ph, family))):
+	case claim.Status.Phase == v1alpha1.ClaimBound && (lists(claim, ph.Annotations[v1alpha1.AnnotationAddressName]) || lists(claim, assignedName(ph, family))):
 		// Bound to the address this placeholder reserved, or was given,
 		// which the cache has not shown yet (the claim's change can arrive
 		// before the address's): it is the hold to be. Deleting it would

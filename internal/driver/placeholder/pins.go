@@ -56,14 +56,14 @@ func (p Pins) Pin(svc *corev1.Service, addrs []netip.Addr, key, finalizer string
 	annotations := map[string]any{p.IPs: value, v1alpha1.AnnotationPinnedBy: value}
 	switch {
 	case key != "":
-		annotations[p.SharingKey], annotations[AnnotationSharedBy] = key, key
+		annotations[p.SharingKey], annotations[v1alpha1.AnnotationSharedBy] = key, key
 		for k, v := range p.Grants {
 			annotations[k] = v
 		}
 	case p.SharedKey(svc) != "":
 		p.dropSharing(annotations)
 	}
-	meta := map[string]any{MetaAnnotations: annotations, MetaLabels: map[string]any{LabelWithdrawn: nil}}
+	meta := map[string]any{MetaAnnotations: annotations, MetaLabels: map[string]any{v1alpha1.LabelWithdrawn: nil}}
 	if finalizer != "" && !controllerutil.ContainsFinalizer(svc, finalizer) {
 		meta[MetaFinalizers] = []string{finalizer}
 	}
@@ -89,15 +89,15 @@ func (p Pins) Unpin(ctx context.Context, s *Secret, svc *corev1.Service, finaliz
 		if p.SharedKey(svc) != "" {
 			p.dropSharing(annotations)
 		}
-		if _, ok := svc.Annotations[AnnotationSharedBy]; ok {
-			annotations[AnnotationSharedBy] = nil
+		if _, ok := svc.Annotations[v1alpha1.AnnotationSharedBy]; ok {
+			annotations[v1alpha1.AnnotationSharedBy] = nil
 		}
 		mark, err := s.Withdrawn(ctx, svc)
 		if err != nil {
 			return nil, err
 		}
 		meta[MetaAnnotations] = annotations
-		meta[MetaLabels] = map[string]any{LabelWithdrawn: mark}
+		meta[MetaLabels] = map[string]any{v1alpha1.LabelWithdrawn: mark}
 	}
 	if len(meta) == 0 {
 		return nil, nil
@@ -106,7 +106,7 @@ func (p Pins) Unpin(ctx context.Context, s *Secret, svc *corev1.Service, finaliz
 }
 
 func (p Pins) dropSharing(annotations map[string]any) {
-	annotations[p.SharingKey], annotations[AnnotationSharedBy] = nil, nil
+	annotations[p.SharingKey], annotations[v1alpha1.AnnotationSharedBy] = nil, nil
 	for k := range p.Grants {
 		annotations[k] = nil
 	}
@@ -132,7 +132,7 @@ func (p Pins) PinnedTo(svc *corev1.Service) ([]netip.Addr, bool) {
 // SharedKey is the sharing key the driver wrote on svc, if svc still
 // carries it.
 func (p Pins) SharedKey(svc *corev1.Service) string {
-	key := svc.Annotations[AnnotationSharedBy]
+	key := svc.Annotations[v1alpha1.AnnotationSharedBy]
 	if key == "" || svc.Annotations[p.SharingKey] != key {
 		return ""
 	}

@@ -52,22 +52,22 @@ func TestPinWritesTheKeysTheBackendNames(t *testing.T) {
 		{"a gap handoff", service(nil), "", "",
 			map[string]any{
 				MetaAnnotations: map[string]any{"pin": value, v1alpha1.AnnotationPinnedBy: value},
-				MetaLabels:      map[string]any{LabelWithdrawn: nil}}},
+				MetaLabels:      map[string]any{v1alpha1.LabelWithdrawn: nil}}},
 		{"a shared handoff, with the carrier finalizer", service(nil), "k1", "carrier",
 			map[string]any{
 				MetaAnnotations: map[string]any{"pin": value, v1alpha1.AnnotationPinnedBy: value,
-					"share": "k1", AnnotationSharedBy: "k1", "grant": "placeholders"},
-				MetaLabels:     map[string]any{LabelWithdrawn: nil},
+					"share": "k1", v1alpha1.AnnotationSharedBy: "k1", "grant": "placeholders"},
+				MetaLabels:     map[string]any{v1alpha1.LabelWithdrawn: nil},
 				MetaFinalizers: []string{"carrier"}}},
-		{"a gap handoff drops the key the driver wrote", service(map[string]string{"share": "k1", AnnotationSharedBy: "k1"}), "", "",
+		{"a gap handoff drops the key the driver wrote", service(map[string]string{"share": "k1", v1alpha1.AnnotationSharedBy: "k1"}), "", "",
 			map[string]any{
 				MetaAnnotations: map[string]any{"pin": value, v1alpha1.AnnotationPinnedBy: value,
-					"share": nil, AnnotationSharedBy: nil, "grant": nil},
-				MetaLabels: map[string]any{LabelWithdrawn: nil}}},
+					"share": nil, v1alpha1.AnnotationSharedBy: nil, "grant": nil},
+				MetaLabels: map[string]any{v1alpha1.LabelWithdrawn: nil}}},
 		{"a gap handoff keeps a key the tenant wrote", service(map[string]string{"share": "mine"}), "", "",
 			map[string]any{
 				MetaAnnotations: map[string]any{"pin": value, v1alpha1.AnnotationPinnedBy: value},
-				MetaLabels:      map[string]any{LabelWithdrawn: nil}}},
+				MetaLabels:      map[string]any{v1alpha1.LabelWithdrawn: nil}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := testPins.Pin(tc.svc, addrs, tc.key, tc.finalizer); !reflect.DeepEqual(got, tc.want) {
@@ -110,11 +110,11 @@ func TestHandWrittenSharingRefusesAShare(t *testing.T) {
 		ok          bool
 	}{
 		{"no sharing annotation", nil, true},
-		{"the driver's own key and grant", map[string]string{"share": "k1", AnnotationSharedBy: "k1", "grant": "placeholders"}, true},
+		{"the driver's own key and grant", map[string]string{"share": "k1", v1alpha1.AnnotationSharedBy: "k1", "grant": "placeholders"}, true},
 		{"a key of the tenant's", map[string]string{"share": "mine"}, false},
-		{"a key the tenant changed", map[string]string{"share": "mine", AnnotationSharedBy: "k1"}, false},
+		{"a key the tenant changed", map[string]string{"share": "mine", v1alpha1.AnnotationSharedBy: "k1"}, false},
 		{"a grant of the tenant's", map[string]string{"grant": "*"}, false},
-		{"an alias, even beside the driver's key", map[string]string{"share": "k1", AnnotationSharedBy: "k1", "share-alias": "k1"}, false},
+		{"an alias, even beside the driver's key", map[string]string{"share": "k1", v1alpha1.AnnotationSharedBy: "k1", "share-alias": "k1"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ok, reason, message := testPins.HandWritten(service(tc.annotations))

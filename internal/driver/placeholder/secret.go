@@ -33,14 +33,6 @@ import (
 
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 
-// LabelWithdrawn marks a Service whose pin the driver withdrew, or an
-// allocation placeholder giving back an address it was offered: until the
-// allocator takes the address back, such a Service still reports it and is
-// no thief. Its value is a mark only the driver can compute (see
-// Secret.Withdrawn), and the charts' admission policies reserve it to the
-// driver.
-const LabelWithdrawn = "local.sdn.cozystack.io/withdrawn"
-
 // Secret is what makes the driver's sharing keys and marks unguessable: the
 // UID of the placeholder namespace, which tenants cannot read (a namespace is
 // cluster-scoped). It is read once, when first needed.
@@ -150,7 +142,7 @@ func (s *Secret) sharingKey(ctx context.Context, parts ...string) (string, error
 	return "iad-" + m, nil
 }
 
-// Withdrawn is the value of LabelWithdrawn the driver writes on svc.
+// Withdrawn is the value of v1alpha1.LabelWithdrawn the driver writes on svc.
 func (s *Secret) Withdrawn(ctx context.Context, svc *corev1.Service) (string, error) {
 	return s.Mark(ctx, "withdrawn", string(svc.UID))
 }
@@ -158,7 +150,7 @@ func (s *Secret) Withdrawn(ctx context.Context, svc *corev1.Service) (string, er
 // IsWithdrawn reports whether svc carries the withdrawn mark the driver
 // computed for it.
 func (s *Secret) IsWithdrawn(svc *corev1.Service) bool {
-	value := svc.Labels[LabelWithdrawn]
+	value := svc.Labels[v1alpha1.LabelWithdrawn]
 	if value == "" {
 		return false
 	}

@@ -104,12 +104,12 @@ func TestTheHoldSharesItsClaimsKeyOnlyWhileTheBindingIsLive(t *testing.T) {
 		if withdrawn {
 			mark, err := secret.Withdrawn(ctx, &svc)
 			g.Expect(err).NotTo(HaveOccurred())
-			svc.Labels = map[string]string{placeholder.LabelWithdrawn: mark}
+			svc.Labels = map[string]string{v1alpha1.LabelWithdrawn: mark}
 		}
 		return svc
 	}
 	forged := reporter("forged", false)
-	forged.Labels = map[string]string{placeholder.LabelWithdrawn: "0123456789abcdef01234567"}
+	forged.Labels = map[string]string{v1alpha1.LabelWithdrawn: "0123456789abcdef01234567"}
 
 	for _, tc := range []struct {
 		name       string

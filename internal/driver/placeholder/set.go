@@ -134,7 +134,7 @@ func (s *Set) NewAllocation(claim *v1alpha1.IPAddressClaim, class string, family
 func MarkHold(ph *corev1.Service, a *v1alpha1.IPAddress) {
 	ph.Labels[v1alpha1.LabelPlaceholder] = v1alpha1.PlaceholderHold
 	ph.Labels[v1alpha1.LabelAddress] = AddressKey(a.Name)
-	ph.Annotations[AnnotationAddressName] = a.Name
+	ph.Annotations[v1alpha1.AnnotationAddressName] = a.Name
 	if !slices.ContainsFunc(ph.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == a.UID }) {
 		ph.OwnerReferences = append(ph.OwnerReferences,
 			metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "IPAddress", Name: a.Name, UID: a.UID})
@@ -218,7 +218,7 @@ func ClaimOf(_ context.Context, o client.Object) []reconcile.Request {
 
 // AddressOf maps a placeholder to the IPAddress it holds.
 func AddressOf(_ context.Context, o client.Object) []reconcile.Request {
-	if name := o.GetAnnotations()[AnnotationAddressName]; name != "" {
+	if name := o.GetAnnotations()[v1alpha1.AnnotationAddressName]; name != "" {
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: name}}}
 	}
 	return nil
@@ -227,7 +227,7 @@ func AddressOf(_ context.Context, o client.Object) []reconcile.Request {
 // CarrierOf maps a placeholder to the Service its address is associated
 // with, if any.
 func (s *Set) CarrierOf(ctx context.Context, o client.Object) []reconcile.Request {
-	name := o.GetAnnotations()[AnnotationAddressName]
+	name := o.GetAnnotations()[v1alpha1.AnnotationAddressName]
 	if name == "" {
 		return nil
 	}

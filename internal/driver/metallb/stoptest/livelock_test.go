@@ -30,7 +30,6 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 	mt "github.com/cozystack/address-controller/internal/driver/metallb/metallbtest"
-	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/testkit"
 )
@@ -110,7 +109,7 @@ func TestAYieldedAddressIsAskedForAgainOnlyOnceMetalLBTookItBack(t *testing.T) {
 	// address, as by a MetalLB that processed it before x's hold.
 	y, alloc := pendingWithMetalLBDown(t, g, ns, name, "y")
 	ph := offer(g, alloc, taken.Address)
-	withdrawn := func() string { return mt.Kit.Service(g, mt.PlaceholderNS, alloc).Labels[placeholder.LabelWithdrawn] }
+	withdrawn := func() string { return mt.Kit.Service(g, mt.PlaceholderNS, alloc).Labels[v1alpha1.LabelWithdrawn] }
 	g.Eventually(withdrawn, mt.Timeout, mt.Tick).ShouldNot(BeEmpty(), "the placeholder gives the address back")
 	g.Eventually(mt.Kit.EventsAbout(g, y, v1alpha1.EventYielded), mt.Timeout, mt.Tick).ShouldNot(BeEmpty())
 	g.Expect(mt.IngressOf(g, mt.PlaceholderNS, alloc)()).To(Equal([]string{taken.Address}))
