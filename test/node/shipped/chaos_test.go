@@ -33,8 +33,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
@@ -136,16 +134,19 @@ func testPodsDeletedUnderLoad(t *testing.T) {
 		soft.Expect(at.Sub(recoveredFrom(ctx, t, k.last))).To(BeNumerically("<=", chaosSettle),
 			"convergence after the later of the last deletion and MetalLB's catch-up")
 	}
-	violations, seenBound := claims()
-	g.Expect(violations).To(BeEmpty(), "what the watch on the claims saw")
-	if settled {
-		live := &v1alpha1.IPAddressClaimList{}
-		g.Expect(kit.List(ctx, live, client.InNamespace(ns))).To(Succeed())
-		for _, c := range live.Items {
-			g.Expect(seenBound).To(HaveKey(c.Name), "the watch never saw claim %s Bound", c.Name)
-		}
-		t.Logf("The watch saw %d claims Bound, the %d left at the end among them", len(seenBound), len(live.Items))
+	seen := claims()
+	if !settled {
+		g.Expect(seen.violations).To(BeEmpty(), "what the watch on the claims saw")
+		return
 	}
+	live := &v1alpha1.IPAddressClaimList{}
+	g.Expect(kit.List(ctx, live, client.InNamespace(ns))).To(Succeed())
+	want := map[string]string{}
+	for _, c := range live.Items {
+		want[c.Name] = c.Status.Addresses[0].Address
+	}
+	seen.kept(g, want)
+	t.Logf("The watch saw %d claims Bound, the %d left at the end among them", len(seen.bound), len(live.Items))
 }
 
 // recoveredFrom is when the product's recovery is counted from: the later
@@ -334,74 +335,6 @@ func (k *podKiller) total() int {
 		n += c
 	}
 	return n
-}
-
-// watchClaims watches the claims of ns until the returned stop is called,
-// which returns what must never be seen: a claim Bound to an address other
-// than the one it was first Bound to, a Bound claim no longer Bound while
-// it lives (until its deletion begins), two live claims Bound to one
-// address, or the watch ending early; and the names of the claims it saw
-// Bound, so that a watch that saw nothing cannot pass for one that saw no
-// harm.
-func watchClaims(g Gomega, ns string) (stop func() (violations []string, seenBound map[string]bool)) {
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := watcher.Watch(ctx, &v1alpha1.IPAddressClaimList{}, client.InNamespace(ns))
-	g.Expect(err).NotTo(HaveOccurred())
-	var seen []string
-	bound := map[types.UID]string{}   // claim → the address it was first Bound to
-	boundBy := map[string]types.UID{} // address → the live claim Bound to it
-	names := map[types.UID]string{}
-	seenBound := map[string]bool{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			c, ok := ev.Object.(*v1alpha1.IPAddressClaim)
-			if !ok {
-				if ctx.Err() == nil {
-					seen = append(seen, fmt.Sprintf("%s: %v", ev.Type, ev.Object))
-				}
-				continue
-			}
-			names[c.UID] = c.Name
-			was, wasBound := bound[c.UID]
-			// Deleting a claim releases its address, which may then go
-			// to another claim before the deletion ends.
-			if ev.Type == watch.Deleted || c.DeletionTimestamp != nil {
-				if wasBound && boundBy[was] == c.UID {
-					delete(boundBy, was)
-				}
-				continue
-			}
-			var addresses []string
-			for _, a := range c.Status.Addresses {
-				addresses = append(addresses, a.Address)
-			}
-			switch {
-			case c.Status.Phase == v1alpha1.ClaimBound && len(addresses) == 1:
-				ip := addresses[0]
-				if wasBound && ip != was {
-					seen = append(seen, fmt.Sprintf("%s: Bound to %s, then to %s", c.Name, was, ip))
-				}
-				if other, taken := boundBy[ip]; taken && other != c.UID {
-					seen = append(seen, fmt.Sprintf("%s and %s both Bound to %s", names[other], c.Name, ip))
-				}
-				bound[c.UID], boundBy[ip] = ip, c.UID
-				seenBound[c.Name] = true
-			case wasBound:
-				seen = append(seen, fmt.Sprintf("%s: was Bound to %s, now %s %v", c.Name, was, c.Status.Phase, addresses))
-			}
-		}
-		if ctx.Err() == nil {
-			seen = append(seen, "the watch on the claims ended early")
-		}
-	}()
-	return func() ([]string, map[string]bool) {
-		cancel()
-		w.Stop()
-		<-done
-		return seen, seenBound
-	}
 }
 
 // converged checks the end state of ns and class, as testPodsDeletedUnderLoad

@@ -20,16 +20,12 @@ package shipped_test
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/test/e2e/harness"
@@ -62,7 +58,7 @@ func testLeadersDeletedMidHandoff(t *testing.T) {
 
 	claim := kit.Claim(g, f.ns, "web")
 	address := kit.Address(g, claim.Status.Addresses[0].Name)
-	stop := watchClaim(g, f.ns, "web", f.address)
+	claims := watchClaims(g, f.ns)
 	coreLeader := leader(ctx, g, harness.Core, harness.CoreNamespace)
 	driverLeader := leader(ctx, g, harness.Driver, harness.DriverNamespace)
 	t.Logf("Leaders: %s, %s", coreLeader, driverLeader)
@@ -101,7 +97,7 @@ func testLeadersDeletedMidHandoff(t *testing.T) {
 		t.Logf("The %s Lease is held by %s", l.m, leader(ctx, g, l.m, l.namespace))
 	}
 
-	g.Expect(stop()).To(BeEmpty(), "the claim's states during the handoff")
+	claims().kept(g, map[string]string{"web": f.address})
 	g.Expect(kit.Address(g, address.Name).UID).To(Equal(address.UID), "the IPAddress was made again")
 	g.Expect(kit.StateOfAddress(g, address.Name)()).To(HaveField("Phase", v1alpha1.AddressBound))
 }
@@ -118,57 +114,4 @@ func leader(ctx context.Context, g Gomega, m harness.Manager, namespace string) 
 	pod, _, found := strings.Cut(*lease.Spec.HolderIdentity, "_")
 	g.Expect(found).To(BeTrue(), "the Lease's holder %q is no Pod's identity", *lease.Spec.HolderIdentity)
 	return pod
-}
-
-// watchClaim watches the claim ns/name until the returned stop is called;
-// stop returns every state the watch saw in which the claim was not Bound
-// to address alone (its deletion, too), and says so if the watch ended
-// before or saw nothing (its first event is the claim as it was when the
-// watch began).
-func watchClaim(g Gomega, ns, name, address string) (stop func() []string) {
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := watcher.Watch(ctx, &v1alpha1.IPAddressClaimList{}, client.InNamespace(ns), client.MatchingFields{"metadata.name": name})
-	g.Expect(err).NotTo(HaveOccurred())
-	var seen []string
-	events := 0
-	stopping, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			select {
-			case <-stopping:
-				// Stopping the watch may end it with an error event.
-				continue
-			default:
-			}
-			events++
-			c, ok := ev.Object.(*v1alpha1.IPAddressClaim)
-			if !ok {
-				seen = append(seen, fmt.Sprintf("%s: %v", ev.Type, ev.Object))
-				continue
-			}
-			var addresses []string
-			for _, a := range c.Status.Addresses {
-				addresses = append(addresses, a.Address)
-			}
-			if ev.Type == watch.Deleted || c.Status.Phase != v1alpha1.ClaimBound || !slices.Equal(addresses, []string{address}) {
-				seen = append(seen, fmt.Sprintf("%s: %s %v", ev.Type, c.Status.Phase, addresses))
-			}
-		}
-		select {
-		case <-stopping:
-		default:
-			seen = append(seen, "the watch ended early")
-		}
-	}()
-	return func() []string {
-		close(stopping)
-		w.Stop()
-		cancel()
-		<-done
-		if events == 0 {
-			seen = append(seen, "the watch saw no event, not even the claim as it was")
-		}
-		return seen
-	}
 }

@@ -90,7 +90,7 @@ func testNodeStopped(t *testing.T) {
 	f := claimAndServe(t, g)
 	claim := kit.Claim(g, f.ns, "web")
 	address := kit.Address(g, claim.Status.Addresses[0].Name)
-	stop := watchClaim(g, f.ns, "web", f.address)
+	claims := watchClaims(g, f.ns)
 
 	var lost string
 	g.Eventually(func(g Gomega) {
@@ -154,7 +154,7 @@ func testNodeStopped(t *testing.T) {
 	g.Expect(cs.CoreV1().Services(f.ns).Delete(ctx, "a", metav1.DeleteOptions{})).To(Succeed())
 	createB(g, f)
 	reachB(t, g, f)
-	g.Expect(stop()).To(BeEmpty(), "the claim's states while the node was lost")
+	claims().kept(g, map[string]string{"web": f.address})
 	g.Expect(kit.Address(g, address.Name).UID).To(Equal(address.UID), "the IPAddress was made again")
 	g.Expect(kit.StateOfAddress(g, address.Name)()).To(HaveField("Phase", v1alpha1.AddressBound))
 
