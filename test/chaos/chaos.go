@@ -33,12 +33,15 @@ import (
 
 // Result is one run's outcome.
 type Result struct {
+	// Name is the preset's.
 	Name string `json:"name"`
 	// Allocator is what the driver under chaos drives: MetalLB or Cilium.
-	Allocator string         `json:"allocator"`
-	Seed      int64          `json:"seed"`
-	Size      Size           `json:"size"`
-	Kills     map[string]int `json:"kills"`
+	Allocator string `json:"allocator"`
+	// Seed reproduces the run's workload and kills (-seed).
+	Seed int64 `json:"seed"`
+	Size Size  `json:"size"`
+	// Kills counts the processes killed, by party.
+	Kills map[string]int `json:"kills"`
 	// KillTotal is the sum of Kills.
 	KillTotal int `json:"killTotal"`
 	// Operations the workload completed, by kind.

@@ -29,11 +29,9 @@ import (
 	"github.com/cozystack/address-controller/internal/ipaddr"
 )
 
-// GroupVersion is that of every MetalLB kind the driver renders.
-var GroupVersion = schema.GroupVersion{Group: "metallb.io", Version: "v1beta1"}
-
-// The MetalLB kinds the driver renders.
+// The MetalLB kinds the driver renders, and GroupVersion, theirs.
 var (
+	GroupVersion        = schema.GroupVersion{Group: "metallb.io", Version: "v1beta1"}
 	IPAddressPoolGVK    = GroupVersion.WithKind("IPAddressPool")
 	L2AdvertisementGVK  = GroupVersion.WithKind("L2Advertisement")
 	BGPAdvertisementGVK = GroupVersion.WithKind("BGPAdvertisement")
