@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -90,6 +91,10 @@ func main() {
 	if *scenarios != "" {
 		cfg.Scenarios = strings.Split(*scenarios, ",")
 	}
+	if err := validScenarios(cfg.Scenarios); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	var err error
 	if cfg.Sizes, err = parseSizes(*sizes); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -114,6 +119,24 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// validScenarios refuses, before any cluster starts, a choice of scenarios
+// the benchmark cannot run: an unknown letter, or c or d without b, whose
+// bound claims they associate and tear down.
+func validScenarios(letters []string) error {
+	for _, l := range letters {
+		switch l {
+		case "a", "b", "w":
+		case "c", "d":
+			if !slices.Contains(letters, "b") {
+				return fmt.Errorf("-scenarios %s: %s needs b, whose bound claims it works on (-scenarios b,%s)", strings.Join(letters, ","), l, l)
+			}
+		default:
+			return fmt.Errorf("-scenarios: %q is no scenario (a, b, c, d or w)", l)
+		}
+	}
+	return nil
 }
 
 func parseSizes(s string) ([]int, error) {

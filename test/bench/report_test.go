@@ -241,3 +241,16 @@ func TestMemoryLimitBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestValidScenarios(t *testing.T) {
+	for _, ok := range [][]string{nil, {"a"}, {"b", "c"}, {"c", "b", "d"}, {"w"}, {"a", "b", "c", "d", "w"}} {
+		if err := validScenarios(ok); err != nil {
+			t.Errorf("%v refused: %v", ok, err)
+		}
+	}
+	for _, bad := range [][]string{{"c"}, {"a", "d"}, {"e"}, {"b", ""}} {
+		if err := validScenarios(bad); err == nil {
+			t.Errorf("%v taken, want it refused: an unknown letter, or c or d without b", bad)
+		}
+	}
+}
