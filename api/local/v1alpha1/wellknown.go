@@ -133,6 +133,11 @@ const (
 	// can compute, and the charts' admission policies reserve the label to
 	// the driver.
 	LabelWithdrawn = "local.sdn.cozystack.io/withdrawn"
+
+	// LabelManagedBy is Kubernetes' recommended label: a driver sets it to its
+	// own name on the backend objects it renders and creates (pools,
+	// placeholders), and selects its own by it.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
 )
 
 // Names `metallb-iad import` puts on what it creates, so that a rerun finds

@@ -57,9 +57,8 @@ const (
 	// driver makes LB-IPAM let go of an address: LB-IPAM keeps an address
 	// after its pin is gone.
 	LabelPool = "cilium.drivers.local.sdn.cozystack.io/pool"
-	// LabelManagedBy and ManagedByValue mark the pools and placeholders the
-	// driver writes.
-	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// ManagedByValue is the value of v1alpha1.LabelManagedBy on the pools and
+	// placeholders the driver writes.
 	ManagedByValue = "cilium-iad"
 	// fieldOwner is the server-side apply manager of rendered pools.
 	fieldOwner = "cilium-iad"
@@ -98,7 +97,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("the placeholder namespace must be set")
 	}
 	set := &placeholder.Set{Client: mgr.GetClient(), Namespace: opts.PlaceholderNamespace,
-		Labels: map[string]string{LabelManagedBy: ManagedByValue}, Pin: annotationIPs, Allocator: "Cilium's LB-IPAM"}
+		Labels: map[string]string{v1alpha1.LabelManagedBy: ManagedByValue}, Pin: annotationIPs, Allocator: "Cilium's LB-IPAM"}
 	b := &Backend{Client: mgr.GetClient(), Holds: placeholder.Holds{Set: set}, opts: opts,
 		secret: &placeholder.Secret{Reader: mgr.GetAPIReader(), Namespace: opts.PlaceholderNamespace}}
 	if err := b.Set.Indexes(context.Background(), mgr.GetFieldIndexer()); err != nil {

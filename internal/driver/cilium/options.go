@@ -25,6 +25,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
 )
 
@@ -48,7 +49,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 // pools it renders, and Services trimmed by the framework.
 func (o *Options) ManagerOptions(opts *ctrl.Options) {
 	o.Driver.ManagerOptions(opts)
-	opts.Cache.ByObject[newPool()] = cache.ByObject{Label: labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue})}
+	opts.Cache.ByObject[newPool()] = cache.ByObject{Label: labels.SelectorFromSet(labels.Set{v1alpha1.LabelManagedBy: ManagedByValue})}
 }
 
 // PoolGVK is the kind of the pools the driver renders: cluster-scoped,

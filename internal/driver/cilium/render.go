@@ -115,7 +115,7 @@ func (b *Backend) RenderClass(ctx context.Context, class *v1alpha1.IPAddressClas
 func rendering(class *v1alpha1.IPAddressClass, blocks []ipaddr.Range) *unstructured.Unstructured {
 	pool := newPool()
 	pool.SetName(poolName(class.Name))
-	pool.SetLabels(map[string]string{LabelManagedBy: ManagedByValue, v1alpha1.LabelClass: placeholder.LabelValue(class.Name)})
+	pool.SetLabels(map[string]string{v1alpha1.LabelManagedBy: ManagedByValue, v1alpha1.LabelClass: placeholder.LabelValue(class.Name)})
 	pool.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "IPAddressClass",
 		Name: class.Name, UID: class.UID, Controller: new(true), BlockOwnerDeletion: new(true)}})
 	list := make([]any, 0, len(blocks))

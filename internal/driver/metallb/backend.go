@@ -177,7 +177,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	gated := gate.Client(mgr.GetClient())
 	set := &placeholder.Set{Client: gated, Namespace: opts.PlaceholderNamespace,
-		Labels: map[string]string{params.LabelManagedBy: params.ManagedByValue},
+		Labels: map[string]string{v1alpha1.LabelManagedBy: params.ManagedByValue},
 		Pin:    annotationLoadBalancerIPs, Allocator: "MetalLB"}
 	b := &Backend{Client: gated, Gate: gate, opts: opts, metrics: m, Holds: placeholder.Holds{Set: set},
 		secret:   &placeholder.Secret{Reader: mgr.GetAPIReader(), Namespace: opts.PlaceholderNamespace},
@@ -234,7 +234,7 @@ func (b *Backend) Watches() driver.Watches {
 // a pool someone else wrote, to every class this driver serves: its ranges
 // may now overlap theirs.
 func (b *Backend) classesToRerender(ctx context.Context, o client.Object) []reconcile.Request {
-	if class := o.GetLabels()[v1alpha1.LabelClass]; class != "" && o.GetLabels()[params.LabelManagedBy] == params.ManagedByValue {
+	if class := o.GetLabels()[v1alpha1.LabelClass]; class != "" && o.GetLabels()[v1alpha1.LabelManagedBy] == params.ManagedByValue {
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: class}}}
 	}
 	return manager.RequestsByIndex(ctx, b, &v1alpha1.IPAddressClassList{}, manager.IndexClassByProvisioner, b.Provisioner())

@@ -191,7 +191,7 @@ func (r *PhantomReconciler) bury(ctx context.Context, name, why string, at time.
 	}
 	ts := &corev1.Service{}
 	ts.Namespace, ts.Name = key.Namespace, key.Name
-	ts.Labels = map[string]string{params.LabelManagedBy: params.ManagedByValue, v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderTombstone}
+	ts.Labels = map[string]string{v1alpha1.LabelManagedBy: params.ManagedByValue, v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderTombstone}
 	// MetalLB removes this annotation once it has handled the tombstone; the
 	// address's pass, which may wait for the name, wakes when it goes.
 	ts.Annotations = map[string]string{annotationAllocatedFromPool: "phantom"}

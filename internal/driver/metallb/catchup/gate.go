@@ -179,7 +179,7 @@ func (g *Gate) ask(ctx context.Context, q *Question) ([Probes]uint64, error) {
 			probe := &corev1.Service{}
 			probe.Namespace, probe.Name = g.ns, probeNames[q.Set][i]
 			if _, errs[i] = controllerutil.CreateOrPatch(ctx, g.client, probe, func() error {
-				probe.Labels = map[string]string{params.LabelManagedBy: params.ManagedByValue}
+				probe.Labels = map[string]string{v1alpha1.LabelManagedBy: params.ManagedByValue}
 				probe.Annotations = map[string]string{AnnotationAllocatedFromPool: "probe", annotationAsked: stamp}
 				if probe.CreationTimestamp.IsZero() {
 					probe.Spec.Type, probe.Spec.ClusterIP = corev1.ServiceTypeClusterIP, corev1.ClusterIPNone

@@ -38,9 +38,8 @@ var (
 )
 
 const (
-	// LabelManagedBy marks the MetalLB objects the driver renders.
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	// ManagedByValue is the value of LabelManagedBy on rendered objects.
+	// ManagedByValue is the value of localv1alpha1.LabelManagedBy on what the
+	// driver renders and creates.
 	ManagedByValue = "metallb-iad"
 	// namePrefix keeps rendered names apart from pools admins write by hand.
 	namePrefix = "iad-"
@@ -145,8 +144,8 @@ func object(gvk schema.GroupVersionKind, name, namespace, className string, spec
 	u.SetName(name)
 	u.SetNamespace(namespace)
 	u.SetLabels(map[string]string{
-		LabelManagedBy:           ManagedByValue,
-		localv1alpha1.LabelClass: className,
+		localv1alpha1.LabelManagedBy: ManagedByValue,
+		localv1alpha1.LabelClass:     className,
 	})
 	return u
 }

@@ -256,7 +256,7 @@ func TestAClaimWaitingBehindATombstoneAsksAgainWhenItGoes(t *testing.T) {
 	g.Expect(mt.Client.Delete(ctx, b.Service(mt.PlaceholderNS, name))).To(Succeed())
 	g.Eventually(mt.Kit.Gone(b.Service(mt.PlaceholderNS, name)), mt.Timeout, mt.Tick).Should(BeTrue())
 	tomb := b.Service(mt.PlaceholderNS, name, b.ClusterIPOnly())
-	tomb.Labels = map[string]string{params.LabelManagedBy: params.ManagedByValue, v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderTombstone}
+	tomb.Labels = map[string]string{v1alpha1.LabelManagedBy: params.ManagedByValue, v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderTombstone}
 	tomb.Annotations = map[string]string{"metallb.io/ip-allocated-from-pool": "phantom"}
 	mt.Kit.Create(g, tomb)
 	mt.StartDriver(t)
