@@ -168,7 +168,11 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		return res, err
 	}
 	mk := &allocatorKills{}
-	go sampleAbilities(wctx, e, chk.abilities, mk)
+	tail := &logTail{path: e.cluster.MetalLBLog()}
+	if !cfg.Cilium {
+		chk.handled = tail.handledAfter
+	}
+	go sampleAbilities(wctx, e, chk.abilities, mk, tail)
 	go sweepEverySecond(wctx, chk)
 	cfg.logf("Creating the classes and %s's static addresses", classes[2].name)
 	if err := w.setup(ctx); err != nil {

@@ -128,6 +128,10 @@ type checker struct {
 	limits      map[string]int32
 	abilities   *abilities
 	now         func() time.Time
+	// handled tells when the allocator first handled a Service
+	// (namespace/name) at or after a time, where its log shows it (MetalLB:
+	// see metallblog.State.HandledAfter); nil where it does not.
+	handled func(key string, after time.Time) (time.Time, bool)
 
 	services  map[string]*serviceState
 	reporters map[string]map[string]bool // IP → Service keys reporting it

@@ -313,6 +313,16 @@ func releaseOne(c *checker, left *v1alpha1.IPAddressClassUsage) {
 	c.onClaim(deleting, true)
 }
 
+// lookedAt gives c an allocator's log in which MetalLB has looked at no
+// Service yet, and returns what makes it look at Service key now.
+func lookedAt(c *checker, key string) func() {
+	var at time.Time
+	c.handled = func(k string, after time.Time) (time.Time, bool) {
+		return at, k == key && !at.IsZero() && !at.Before(after)
+	}
+	return func() { at = c.now() }
+}
+
 // outage takes party p down, feeds during, lets d pass and brings p back.
 func outage(c *checker, wait func(time.Duration), p party, d time.Duration, during func()) {
 	c.abilities.set(p, false, c.now())
@@ -345,6 +355,24 @@ func TestBoundedInvariants(t *testing.T) {
 			c.onService(reporting(placeholderNamespace, "alloc", nil, withUID("p1"), markedWithdrawn()), false)
 			wait(settleBound)
 		}, ""},
+		{"a withdrawn placeholder beside the holder, MetalLB's first look at it long after it caught up", func(c *checker, wait func(time.Duration)) {
+			looked := lookedAt(c, placeholderNamespace+"/alloc")
+			c.onService(reporting(placeholderNamespace, "alloc", []string{ip}, withUID("p1"), markedWithdrawn()), false)
+			c.onService(reporting("t", "a", []string{ip}), false)
+			wait(2 * settleBound)
+			looked()
+			wait(settleBound / 2)
+			c.onService(reporting(placeholderNamespace, "alloc", nil, withUID("p1"), markedWithdrawn()), false)
+			wait(settleBound)
+		}, ""},
+		{"a withdrawn placeholder reports the holder's IP past the bound after MetalLB looked at it", func(c *checker, wait func(time.Duration)) {
+			looked := lookedAt(c, placeholderNamespace+"/alloc")
+			c.onService(reporting(placeholderNamespace, "alloc", []string{ip}, withUID("p1"), markedWithdrawn()), false)
+			c.onService(reporting("t", "a", []string{ip}), false)
+			wait(2 * settleBound)
+			looked()
+			quietFor(t, c, wait, settleBound)
+		}, invWithdrawnTooLong},
 		{"a hold and its carrier share a key that is not the claim's", func(c *checker, wait func(time.Duration)) {
 			c.onAddress(address("ip-100-80-0-1", ip, classDelete, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound), false)
 			c.onService(holdOf("ip-100-80-0-1", "h1", []string{ip}, keyed("k1", false)), false)

@@ -94,8 +94,7 @@ func (a *abilities) ableSince(ps []party) (time.Time, bool) {
 // leader's gate is open (metallb_iad_metallb_ready), and MetalLB's log for
 // its starts and catch-ups, or the Cilium operator's lease; kills of the
 // allocator are told through mk.
-func sampleAbilities(ctx context.Context, e *env, ab *abilities, mk *allocatorKills) {
-	tail := &logTail{path: e.cluster.MetalLBLog()}
+func sampleAbilities(ctx context.Context, e *env, ab *abilities, mk *allocatorKills, tail *logTail) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -183,12 +182,22 @@ func (m *allocatorKills) last() time.Time {
 // last start (see metallblog).
 type logTail struct {
 	path    string
+	mu      sync.Mutex
 	offset  int64
 	partial []byte
 	state   metallblog.State
 }
 
+// handledAfter is metallblog.State.HandledAfter on what was read so far.
+func (t *logTail) handledAfter(key string, after time.Time) (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.state.HandledAfter(key, after)
+}
+
 func (t *logTail) read() metallblog.CatchUp {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	f, err := os.Open(t.path)
 	if err != nil {
 		return t.state.CatchUp()

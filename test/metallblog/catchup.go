@@ -26,6 +26,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -67,6 +68,7 @@ const (
 	metallbStarting  = "MetalLB controller starting"
 	reprocessAll     = "ServiceReconciler - reprocessAll"
 	reprocessRetried = "force service reload"
+	serviceAlone     = "ServiceReconciler"
 )
 
 // Read reads a MetalLB controller log, every start of the process appended
@@ -85,6 +87,14 @@ func Read(r io.Reader) CatchUp {
 type State struct {
 	c       CatchUp
 	retried bool
+	// alone is when MetalLB handled each Service (namespace/name) on its
+	// own, caught up since its last start (before, it filters them), in
+	// order.
+	alone map[string][]time.Time
+	// passes are the full passes' starts and ends, in order; passStart the
+	// start of the one running.
+	passes    [][2]time.Time
+	passStart time.Time
 }
 
 // Feed reads one line of the log.
@@ -104,8 +114,18 @@ func (st *State) Feed(b []byte) {
 	switch {
 	case strings.HasPrefix(line.Msg, metallbStarting):
 		*c = CatchUp{Started: line.TS}
+		st.passStart = time.Time{}
+	case line.Controller == serviceAlone && line.Start != "" && !c.CaughtUp.IsZero():
+		if st.alone == nil {
+			st.alone = map[string][]time.Time{}
+		}
+		st.alone[line.Start] = append(st.alone[line.Start], line.TS)
 	case line.Controller != reprocessAll:
 	case line.End != "":
+		if !st.passStart.IsZero() {
+			st.passes = append(st.passes, [2]time.Time{st.passStart, line.TS})
+			st.passStart = time.Time{}
+		}
 		c.PassEnds = append(c.PassEnds, line.TS)
 		if c.CaughtUp.IsZero() {
 			c.Passes++
@@ -115,6 +135,7 @@ func (st *State) Feed(b []byte) {
 		}
 	case line.Start != "":
 		st.retried = false
+		st.passStart = line.TS
 	case line.Event == reprocessRetried:
 		st.retried = true
 	}
@@ -122,3 +143,27 @@ func (st *State) Feed(b []byte) {
 
 // CatchUp is what the lines fed so far say of MetalLB's last start.
 func (st *State) CatchUp() CatchUp { return st.c }
+
+// HandledAfter returns when MetalLB, by the lines fed so far, first
+// handled Service key (namespace/name) at or after t: a reconcile of it
+// alone once caught up, or the end of a full pass that started at or after
+// t (a pass lists every Service when it starts). Times are to the second,
+// so a line in t's second counts.
+func (st *State) HandledAfter(key string, t time.Time) (time.Time, bool) {
+	t = t.Truncate(time.Second)
+	var first time.Time
+	alone := st.alone[key]
+	if i, _ := slices.BinarySearchFunc(alone, t, time.Time.Compare); i < len(alone) {
+		first = alone[i]
+	}
+	for _, p := range st.passes {
+		if p[0].Before(t) {
+			continue
+		}
+		if first.IsZero() || p[1].Before(first) {
+			first = p[1]
+		}
+		break
+	}
+	return first, !first.IsZero()
+}

@@ -60,3 +60,29 @@ func TestReadCatchUpFindsTheFirstPassWithNothingToRetryAfterTheLastStart(t *test
 		t.Fatalf("read %+v, want no catch-up after 1 pass", c)
 	}
 }
+
+// TestHandledAfterFindsMetalLBsFirstLookAtAService: a Service is handled by
+// its own reconcile once MetalLB has caught up (before, MetalLB filters it),
+// or by a full pass that started after the time asked about.
+func TestHandledAfterFindsMetalLBsFirstLookAtAService(t *testing.T) {
+	lines := strings.Split(metallbLog, "\n")
+	filtered := `{"controller":"ServiceReconciler","start reconcile":"ns/a","ts":"2026-12-02T15:05:10Z"}`
+	alone := `{"controller":"ServiceReconciler","start reconcile":"ns/a","ts":"2026-12-02T15:06:40Z"}`
+	log := strings.Join(append(append(append([]string{}, lines[:6]...), filtered), lines[6:]...), "\n") + alone + "\n"
+	var st State
+	for _, l := range strings.Split(log, "\n") {
+		st.Feed([]byte(l))
+	}
+	at := func(s string) time.Time { t, _ := time.Parse(time.RFC3339Nano, "2026-12-02T"+s+"Z"); return t }
+	for _, tc := range []struct{ key, after, want string }{
+		{"ns/a", "15:04:50", "15:05:59"},   // the reconcile at 15:05:10 was filtered; the pass from 15:05:23
+		{"ns/a", "15:06:00", "15:06:40"},   // no pass started since; its own reconcile
+		{"ns/b", "15:05:59.4", "15:06:35"}, // the pass that started in that second
+		{"ns/b", "15:06:36", ""},           // nothing since
+	} {
+		got, ok := st.HandledAfter(tc.key, at(tc.after))
+		if tc.want == "" && ok || tc.want != "" && !got.Equal(at(tc.want)) {
+			t.Errorf("HandledAfter(%s, %s) = %s, %v; want %q", tc.key, tc.after, got.Format(time.TimeOnly), ok, tc.want)
+		}
+	}
+}
