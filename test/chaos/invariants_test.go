@@ -313,6 +313,13 @@ func releaseOne(c *checker, left *v1alpha1.IPAddressClassUsage) {
 	c.onClaim(deleting, true)
 }
 
+// withdrawnBesideHolder feeds an allocation placeholder under its withdrawn
+// mark (uid p1) and Service t/a, both reporting ip.
+func withdrawnBesideHolder(c *checker, ip string) {
+	c.onService(reporting(placeholderNamespace, "alloc", []string{ip}, withUID("p1"), markedWithdrawn()), false)
+	c.onService(reporting("t", "a", []string{ip}), false)
+}
+
 // lookedAt gives c an allocator's log in which MetalLB has looked at no
 // Service yet, and returns what makes it look at Service key now.
 func lookedAt(c *checker, key string) func() {
@@ -342,14 +349,12 @@ func TestBoundedInvariants(t *testing.T) {
 		want string // the invariant violated, "" for none
 	}{
 		{"a withdrawn placeholder reports the holder's IP past the bound", func(c *checker, wait func(time.Duration)) {
-			c.onService(reporting(placeholderNamespace, "alloc", []string{ip}, withUID("p1"), markedWithdrawn()), false)
-			c.onService(reporting("t", "a", []string{ip}), false)
+			withdrawnBesideHolder(c, ip)
 			quietFor(t, c, wait, settleBound)
 		}, invWithdrawnTooLong},
 		{"a withdrawn placeholder beside the holder while MetalLB has not caught up", func(c *checker, wait func(time.Duration)) {
 			outage(c, wait, partyAllocator, 5*time.Minute, func() {
-				c.onService(reporting(placeholderNamespace, "alloc", []string{ip}, withUID("p1"), markedWithdrawn()), false)
-				c.onService(reporting("t", "a", []string{ip}), false)
+				withdrawnBesideHolder(c, ip)
 			})
 			wait(settleBound / 2)
 			c.onService(reporting(placeholderNamespace, "alloc", nil, withUID("p1"), markedWithdrawn()), false)
@@ -357,8 +362,7 @@ func TestBoundedInvariants(t *testing.T) {
 		}, ""},
 		{"a withdrawn placeholder beside the holder, MetalLB's first look at it long after it caught up", func(c *checker, wait func(time.Duration)) {
 			looked := lookedAt(c, placeholderNamespace+"/alloc")
-			c.onService(reporting(placeholderNamespace, "alloc", []string{ip}, withUID("p1"), markedWithdrawn()), false)
-			c.onService(reporting("t", "a", []string{ip}), false)
+			withdrawnBesideHolder(c, ip)
 			wait(2 * settleBound)
 			looked()
 			wait(settleBound / 2)
@@ -367,8 +371,7 @@ func TestBoundedInvariants(t *testing.T) {
 		}, ""},
 		{"a withdrawn placeholder reports the holder's IP past the bound after MetalLB looked at it", func(c *checker, wait func(time.Duration)) {
 			looked := lookedAt(c, placeholderNamespace+"/alloc")
-			c.onService(reporting(placeholderNamespace, "alloc", []string{ip}, withUID("p1"), markedWithdrawn()), false)
-			c.onService(reporting("t", "a", []string{ip}), false)
+			withdrawnBesideHolder(c, ip)
 			wait(2 * settleBound)
 			looked()
 			quietFor(t, c, wait, settleBound)
