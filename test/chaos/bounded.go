@@ -38,7 +38,9 @@ import (
 // violation when it has lasted longer than its bound counted from the
 // later of when it appeared and when all of its parties could last act
 // (abilities): a leader killed, a driver whose gate is shut or a MetalLB
-// that has not caught up since its last start stops that clock.
+// that has not caught up since its last start stops that clock. A
+// condition may also wait for its party's first look at it (condition.after:
+// MetalLB's handling of a withdrawn Service, from its log).
 const (
 	// settleBound is how long a state a pass or MetalLB must end may last
 	// once its parties can act: the driver's own bound for MetalLB to
