@@ -57,7 +57,7 @@ var (
 		name: "Cilium", provisioner: v1alpha1.ProvisionerCilium,
 		cmd: "./cmd/cilium-iad", lease: "cilium-iad.local.sdn.cozystack.io",
 		placeholderNamespace: "cilium-iad-system", sharingKey: "lbipam.cilium.io/sharing-key",
-		poolLabel: "cilium.drivers.local.sdn.cozystack.io/pool", allocatorKill: killCilium,
+		poolLabel: v1alpha1.LabelCiliumPool, allocatorKill: killCilium,
 	}
 )
 

@@ -24,7 +24,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	localv1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-	"github.com/cozystack/address-controller/internal/driver/cilium"
 )
 
 // ciliumReservedAnnotations are annotations the cilium-iad policy reserves:
@@ -49,7 +48,7 @@ func ciliumReservedFields() []serviceField {
 	for _, key := range ciliumReservedAnnotations {
 		fields = append(fields, annotationField(key, reservedMessage("cilium-iad", "annotation "+key)))
 	}
-	for _, key := range []string{cilium.LabelPool, localv1alpha1.LabelWithdrawn} {
+	for _, key := range []string{localv1alpha1.LabelCiliumPool, localv1alpha1.LabelWithdrawn} {
 		fields = append(fields, labelField(key, "label "+key+
 			" is reserved to the cilium-iad driver, which labels the Services it pins for its pools and those it withdrew a pin from"))
 	}
@@ -94,14 +93,14 @@ func TestCiliumServiceFieldsPolicy(t *testing.T) {
 		g := NewWithT(t)
 		labels := fields[len(ciliumReservedAnnotations) : len(ciliumReservedAnnotations)+2]
 		_, err := tenant.cs.CoreV1().Services(enforced).Create(ctx, loadBalancer(enforced, "labels", labels...), metav1.CreateOptions{})
-		expectDenied(g, err, "labels "+cilium.LabelPool+", "+localv1alpha1.LabelWithdrawn+" are reserved to the cilium-iad driver")
+		expectDenied(g, err, "labels "+localv1alpha1.LabelCiliumPool+", "+localv1alpha1.LabelWithdrawn+" are reserved to the cilium-iad driver")
 	})
 
 	bed.admitsUpdateLeavingFields(ctx, t, func(g Gomega, s *corev1.Service) {
 		for _, key := range ciliumReservedAnnotations {
 			g.Expect(s.Annotations).To(HaveKeyWithValue(key, firstIP))
 		}
-		g.Expect(s.Labels).To(HaveKeyWithValue(cilium.LabelPool, firstIP))
+		g.Expect(s.Labels).To(HaveKeyWithValue(localv1alpha1.LabelCiliumPool, firstIP))
 		g.Expect(s.Labels).To(HaveKeyWithValue(localv1alpha1.LabelWithdrawn, firstIP))
 		g.Expect(s.Spec.LoadBalancerIP).To(Equal(firstIP))
 	})

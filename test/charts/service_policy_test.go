@@ -52,7 +52,7 @@ func reservedServiceFields() []serviceField {
 		"metallb.universe.tf/allow-shared-ip",
 		localv1alpha1.AnnotationPinnedBy,
 		localv1alpha1.AnnotationSharedBy,
-		"local.sdn.cozystack.io/retry",
+		localv1alpha1.AnnotationRetry,
 	} {
 		fields = append(fields, annotationField(key, reservedMessage("metallb-iad", "annotation "+key)))
 	}

@@ -29,7 +29,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	localv1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
-	"github.com/cozystack/address-controller/internal/driver/cilium"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	"github.com/cozystack/address-controller/test/cluster"
 )
@@ -57,7 +56,7 @@ const (
 )
 
 func metallbReach() driverReach {
-	const ips, shared, retry = "metallb.io/loadBalancerIPs", "metallb.io/allow-shared-ip", "local.sdn.cozystack.io/retry"
+	const ips, shared, retry = "metallb.io/loadBalancerIPs", "metallb.io/allow-shared-ip", localv1alpha1.AnnotationRetry
 	carrier := localv1alpha1.DriverCarrierFinalizer(localv1alpha1.ProvisionerMetalLB)
 	return driverReach{
 		chart: driverChart, provisioner: localv1alpha1.ProvisionerMetalLB,
@@ -88,17 +87,17 @@ func ciliumReach(placeholders string) driverReach {
 		pin: map[string]any{
 			placeholder.MetaAnnotations: map[string]any{ips: reachIP, localv1alpha1.AnnotationPinnedBy: reachIP,
 				shared: reachKey, localv1alpha1.AnnotationSharedBy: reachKey, crossNS: placeholders},
-			placeholder.MetaLabels:     map[string]any{cilium.LabelPool: reachClass, localv1alpha1.LabelWithdrawn: nil},
+			placeholder.MetaLabels:     map[string]any{localv1alpha1.LabelCiliumPool: reachClass, localv1alpha1.LabelWithdrawn: nil},
 			placeholder.MetaFinalizers: []string{carrier},
 		},
 		unpin: map[string]any{
 			placeholder.MetaRemoveFinalizers: []string{carrier},
 			placeholder.MetaAnnotations: map[string]any{ips: nil, localv1alpha1.AnnotationPinnedBy: nil,
 				shared: nil, crossNS: nil, localv1alpha1.AnnotationSharedBy: nil},
-			placeholder.MetaLabels: map[string]any{cilium.LabelPool: nil, localv1alpha1.LabelWithdrawn: reachMark},
+			placeholder.MetaLabels: map[string]any{localv1alpha1.LabelCiliumPool: nil, localv1alpha1.LabelWithdrawn: reachMark},
 		},
 		pinnedAnnotations: []string{ips, localv1alpha1.AnnotationPinnedBy, shared, localv1alpha1.AnnotationSharedBy, crossNS},
-		pinnedLabels:      []string{cilium.LabelPool},
+		pinnedLabels:      []string{localv1alpha1.LabelCiliumPool},
 		foreignPins: []string{"io.cilium/lb-ipam-ips", "io.cilium/lb-ipam-sharing-key",
 			"lbipam.cilium.io/some-later-request", "metallb.io/loadBalancerIPs"},
 	}

@@ -158,6 +158,38 @@ const (
 	AnnotationImportedPin = "local.sdn.cozystack.io/imported-pin"
 )
 
+// Names one driver writes on the Services it manages and reads back itself.
+// No other party acts on them; they are here so that every well-known name is
+// declared once, and the chaos harness reads them from here.
+const (
+	// AnnotationClaim, on an allocation placeholder, is "namespace/name" of
+	// the claim it provisions for.
+	AnnotationClaim = "local.sdn.cozystack.io/claim"
+
+	// AnnotationRetry is the retry token a Service the MetalLB driver pinned
+	// was last written in; writing a new one makes MetalLB process the
+	// Service again (docs/design.md, "Refused requests").
+	AnnotationRetry = "local.sdn.cozystack.io/retry"
+
+	// AnnotationYieldedTo, on an allocation placeholder of the MetalLB
+	// driver, is the address MetalLB offered it that the ledger records for
+	// someone else: the placeholder gives it back and waits until its
+	// rightful holder has it.
+	AnnotationYieldedTo = "local.sdn.cozystack.io/yielded-to"
+
+	// AnnotationProbeAsked stamps one of the MetalLB driver's probes with the
+	// question it was asked in (docs/design.md, "MetalLB after a start").
+	AnnotationProbeAsked = "local.sdn.cozystack.io/probe-asked"
+
+	// LabelCiliumPool, on a Service, names (label-safe) the class whose
+	// CiliumLoadBalancerIPPool serves it: every pool the Cilium driver
+	// renders selects exactly the Services carrying its class's value, and
+	// only that driver writes the label (the chart's admission policy
+	// reserves it). Taking it away is how the driver makes LB-IPAM let go of
+	// an address: LB-IPAM keeps an address after its pin is gone.
+	LabelCiliumPool = "cilium.drivers.local.sdn.cozystack.io/pool"
+)
+
 // Values of LabelPlaceholder.
 const (
 	// PlaceholderAllocation asks the backend for a new address for a claim.

@@ -50,13 +50,6 @@ const (
 
 // The driver's names.
 const (
-	// LabelPool, on a Service, names (label-safe) the class whose pool
-	// serves it: every pool the driver renders selects exactly the Services
-	// carrying its class's value, and only the driver writes the label (the
-	// chart's admission policy reserves it). Taking it away is how the
-	// driver makes LB-IPAM let go of an address: LB-IPAM keeps an address
-	// after its pin is gone.
-	LabelPool = "cilium.drivers.local.sdn.cozystack.io/pool"
 	// ManagedByValue is the value of v1alpha1.LabelManagedBy on the pools and
 	// placeholders the driver writes.
 	ManagedByValue = "cilium-iad"

@@ -97,14 +97,14 @@ func (contractHarness) PinByHand(svc *corev1.Service, class string, ips ...netip
 		s[i] = ip.String()
 	}
 	metav1.SetMetaDataAnnotation(&svc.ObjectMeta, "lbipam.cilium.io/ips", strings.Join(s, ","))
-	metav1.SetMetaDataLabel(&svc.ObjectMeta, cilium.LabelPool, placeholder.LabelValue(class))
+	metav1.SetMetaDataLabel(&svc.ObjectMeta, v1alpha1.LabelCiliumPool, placeholder.LabelValue(class))
 }
 
 func (contractHarness) PlaceholderNamespace() string { return placeholderNS }
 
 // MarkAllocation labels it for the class's pool.
 func (contractHarness) MarkAllocation(ph *corev1.Service, class string) {
-	ph.Labels[cilium.LabelPool] = placeholder.LabelValue(class)
+	ph.Labels[v1alpha1.LabelCiliumPool] = placeholder.LabelValue(class)
 }
 
 // StopAllocator stops the Cilium operator.

@@ -49,7 +49,7 @@ func (b *Backend) pins() placeholder.Pins {
 func (b *Backend) Pin(ctx context.Context, svc *corev1.Service, p driver.Pin) error {
 	if len(p.Addresses) > 0 {
 		meta := b.pins().Pin(svc, p.Addresses, p.SharingKey, p.Finalizer)
-		meta[placeholder.MetaLabels].(map[string]any)[LabelPool] = placeholder.LabelValue(p.Class.Name)
+		meta[placeholder.MetaLabels].(map[string]any)[v1alpha1.LabelCiliumPool] = placeholder.LabelValue(p.Class.Name)
 		return placeholder.PatchMeta(ctx, b, svc, meta)
 	}
 	meta, err := b.pins().Unpin(ctx, b.secret, svc, p.Finalizer)
@@ -57,7 +57,7 @@ func (b *Backend) Pin(ctx context.Context, svc *corev1.Service, p driver.Pin) er
 		return err
 	}
 	if labels, ok := meta[placeholder.MetaLabels].(map[string]any); ok {
-		labels[LabelPool] = nil
+		labels[v1alpha1.LabelCiliumPool] = nil
 	}
 	return placeholder.PatchMeta(ctx, b, svc, meta)
 }

@@ -129,7 +129,7 @@ func rendering(class *v1alpha1.IPAddressClass, blocks []ipaddr.Range) *unstructu
 	pool.Object["spec"] = map[string]any{
 		"blocks": list,
 		"serviceSelector": map[string]any{"matchLabels": map[string]any{
-			LabelPool: placeholder.LabelValue(class.Name)}},
+			v1alpha1.LabelCiliumPool: placeholder.LabelValue(class.Name)}},
 	}
 	return pool
 }

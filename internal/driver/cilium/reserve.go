@@ -41,7 +41,7 @@ import (
 func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, class *v1alpha1.IPAddressClass,
 	family v1alpha1.IPFamily) (driver.Reservation, error) {
 	ph, waiting, err := b.Set.Allocation(ctx, claim, class.Name, family, func(ph *corev1.Service) {
-		ph.Labels[LabelPool] = placeholder.LabelValue(class.Name)
+		ph.Labels[v1alpha1.LabelCiliumPool] = placeholder.LabelValue(class.Name)
 	})
 	if err != nil || waiting != "" {
 		return driver.Reservation{Waiting: waiting}, err
@@ -95,7 +95,7 @@ func (b *Backend) allocator() placeholder.Allocator {
 // markHold makes a hold selected by the class's pool, pinned to its address,
 // and carrying its sharing key.
 func markHold(ph *corev1.Service, class string, ip netip.Addr, key string) {
-	ph.Labels[LabelPool] = placeholder.LabelValue(class)
+	ph.Labels[v1alpha1.LabelCiliumPool] = placeholder.LabelValue(class)
 	ph.Annotations[annotationIPs] = ip.String()
 	ph.Annotations[annotationSharingKey] = key
 	ph.Annotations[annotationCrossNamespace] = "*"

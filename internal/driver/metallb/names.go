@@ -30,14 +30,3 @@ const (
 	annotationLegacyAllowSharedIP   = "metallb.universe.tf/allow-shared-ip"
 	annotationAllocatedFromPool     = catchup.AnnotationAllocatedFromPool
 )
-
-// Names the driver puts on placeholder Services.
-const (
-	// annotationRetry is the retry token a pinned Service was last written
-	// in; writing a new one makes MetalLB process the Service again.
-	annotationRetry = "local.sdn.cozystack.io/retry"
-	// annotationYieldedTo, on an allocation placeholder, is the address
-	// MetalLB offered it that the ledger records for someone else: the
-	// placeholder gives it back and waits until its rightful holder has it.
-	annotationYieldedTo = "local.sdn.cozystack.io/yielded-to"
-)

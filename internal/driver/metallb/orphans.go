@@ -34,7 +34,7 @@ func (b *Backend) setupIndexes(ctx context.Context, idx client.FieldIndexer) err
 		return err
 	}
 	if err := idx.IndexField(ctx, &corev1.Service{}, indexPlaceholderByYielded, func(o client.Object) []string {
-		if ip := o.GetAnnotations()[annotationYieldedTo]; ip != "" && b.Set.In(o) {
+		if ip := o.GetAnnotations()[v1alpha1.AnnotationYieldedTo]; ip != "" && b.Set.In(o) {
 			return []string{ip}
 		}
 		return nil

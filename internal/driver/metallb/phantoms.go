@@ -222,12 +222,12 @@ func (r *PhantomReconciler) bury(ctx context.Context, name, why string, at time.
 // and names the claim on the tombstone, so that the tombstone's deletion
 // wakes the claim to ask again.
 func (b *Backend) awaitTombstone(ctx context.Context, ts *corev1.Service, claim *v1alpha1.IPAddressClaim) (driver.Reservation, error) {
-	if ts.Annotations[placeholder.AnnotationClaim] != claim.ClaimKey() {
+	if ts.Annotations[v1alpha1.AnnotationClaim] != claim.ClaimKey() {
 		orig := ts.DeepCopy()
 		if ts.Annotations == nil {
 			ts.Annotations = map[string]string{}
 		}
-		ts.Annotations[placeholder.AnnotationClaim] = claim.ClaimKey()
+		ts.Annotations[v1alpha1.AnnotationClaim] = claim.ClaimKey()
 		if err := b.Patch(ctx, ts, client.MergeFrom(orig)); err != nil {
 			return driver.Reservation{}, client.IgnoreNotFound(err)
 		}

@@ -45,7 +45,7 @@ var pins = placeholder.Pins{
 func (b *Backend) Pin(ctx context.Context, svc *corev1.Service, p driver.Pin) error {
 	if len(p.Addresses) > 0 {
 		meta := pins.Pin(svc, p.Addresses, p.SharingKey, p.Finalizer)
-		meta[placeholder.MetaAnnotations].(map[string]any)[annotationRetry] = driver.RetryToken(ctx)
+		meta[placeholder.MetaAnnotations].(map[string]any)[v1alpha1.AnnotationRetry] = driver.RetryToken(ctx)
 		return placeholder.PatchMeta(ctx, b, svc, meta)
 	}
 	meta, err := pins.Unpin(ctx, b.secret, svc, p.Finalizer)
@@ -53,7 +53,7 @@ func (b *Backend) Pin(ctx context.Context, svc *corev1.Service, p driver.Pin) er
 		return err
 	}
 	if annotations, ok := meta[placeholder.MetaAnnotations].(map[string]any); ok {
-		annotations[annotationRetry] = nil
+		annotations[v1alpha1.AnnotationRetry] = nil
 	}
 	return placeholder.PatchMeta(ctx, b, svc, meta)
 }
@@ -70,12 +70,12 @@ func (b *Backend) Retry(ctx context.Context, a *v1alpha1.IPAddress, svc *corev1.
 		}
 		svc = phs[0]
 	}
-	if svc.Annotations[annotationRetry] == token {
+	if svc.Annotations[v1alpha1.AnnotationRetry] == token {
 		return nil
 	}
 	log.FromContext(ctx).V(1).Info("Asking MetalLB again for a pinned Service", "service", svc.Namespace+"/"+svc.Name, "token", token)
 	b.metrics.retries.Inc()
-	return placeholder.PatchMeta(ctx, b, svc, map[string]any{placeholder.MetaAnnotations: map[string]any{annotationRetry: token}})
+	return placeholder.PatchMeta(ctx, b, svc, map[string]any{placeholder.MetaAnnotations: map[string]any{v1alpha1.AnnotationRetry: token}})
 }
 
 // PinnedTo reads the addresses svc is pinned to, from MetalLB's annotation,

@@ -51,7 +51,7 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 	if ph.Labels[v1alpha1.LabelPlaceholder] == v1alpha1.PlaceholderTombstone {
 		return b.awaitTombstone(ctx, ph, claim)
 	}
-	if yielded := ph.Annotations[annotationYieldedTo]; yielded != "" && b.Set.IsAllocation(ph) {
+	if yielded := ph.Annotations[v1alpha1.AnnotationYieldedTo]; yielded != "" && b.Set.IsAllocation(ph) {
 		return b.awaitRightfulHolder(ctx, ph, yielded)
 	}
 	ip, ok := placeholder.IngressOfFamily(ph, family)
@@ -86,7 +86,7 @@ func (b *Backend) Hold(ctx context.Context, a *v1alpha1.IPAddress, class *v1alph
 	return b.allocator().Hold(ctx, b.Set, b.secret, b, a, class.Name, func(ph *corev1.Service, created bool, ip netip.Addr, key string) {
 		markHold(ph, ip, key)
 		if created {
-			ph.Annotations[annotationRetry] = driver.RetryToken(ctx)
+			ph.Annotations[v1alpha1.AnnotationRetry] = driver.RetryToken(ctx)
 			b.metrics.holdsCreated.Inc()
 		}
 	})

@@ -57,7 +57,7 @@ func (b *Backend) Shareable(svc *corev1.Service) (bool, string, string) {
 // Releasing: svc carries the withdrawn mark the driver computed for it, or
 // is an allocation placeholder giving back an address it was offered.
 func (b *Backend) Releasing(svc *corev1.Service) bool {
-	if b.Set.IsAllocation(svc) && svc.Annotations[annotationYieldedTo] != "" {
+	if b.Set.IsAllocation(svc) && svc.Annotations[v1alpha1.AnnotationYieldedTo] != "" {
 		return true
 	}
 	return b.secret.IsWithdrawn(svc)

@@ -57,7 +57,7 @@ func (b *Backend) yield(ctx context.Context, ph *corev1.Service, claim *v1alpha1
 	}
 	if err := placeholder.PatchMeta(ctx, b, ph, map[string]any{
 		placeholder.MetaLabels:      map[string]any{v1alpha1.LabelWithdrawn: mark},
-		placeholder.MetaAnnotations: map[string]any{annotationYieldedTo: ip.String()},
+		placeholder.MetaAnnotations: map[string]any{v1alpha1.AnnotationYieldedTo: ip.String()},
 	}); err != nil {
 		return driver.Reservation{}, err
 	}
@@ -119,7 +119,7 @@ func (b *Backend) awaitRightfulHolder(ctx context.Context, ph *corev1.Service, y
 	}
 	if err := placeholder.PatchMeta(ctx, b, ph, map[string]any{
 		placeholder.MetaLabels:      map[string]any{v1alpha1.LabelWithdrawn: nil},
-		placeholder.MetaAnnotations: map[string]any{annotationYieldedTo: nil},
+		placeholder.MetaAnnotations: map[string]any{v1alpha1.AnnotationYieldedTo: nil},
 	}); err != nil {
 		return driver.Reservation{}, err
 	}

@@ -27,10 +27,6 @@ import (
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 )
 
-// AnnotationClaim records, on an allocation placeholder, "namespace/name" of
-// the claim it provisions for.
-const AnnotationClaim = "local.sdn.cozystack.io/claim"
-
 // Port is the one port a placeholder declares: a LoadBalancer Service needs
 // one, and with no selector nothing ever answers on it. It is the discard
 // port, which no workload exposes in practice, so that a workload can share
@@ -74,7 +70,7 @@ func digest(s string) string {
 	return strings.ToLower(hex.EncodeToString(sum[:]))[:20]
 }
 
-// SplitKey splits "namespace/name" (AnnotationClaim's value).
+// SplitKey splits "namespace/name" (v1alpha1.AnnotationClaim's value).
 func SplitKey(key string) (namespace, name string, ok bool) {
 	namespace, name, ok = strings.Cut(key, "/")
 	return namespace, name, ok && namespace != "" && name != ""

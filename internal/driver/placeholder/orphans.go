@@ -94,14 +94,14 @@ func (r *Orphans) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result,
 	if err != nil || why == "" {
 		return ctrl.Result{}, err
 	}
-	log.FromContext(ctx).Info("Deleting allocation placeholder nothing needs", "claim", ph.Annotations[AnnotationClaim], "why", why)
+	log.FromContext(ctx).Info("Deleting allocation placeholder nothing needs", "claim", ph.Annotations[v1alpha1.AnnotationClaim], "why", why)
 	return ctrl.Result{}, r.Set.Delete(ctx, ph)
 }
 
 // unneeded says why no claim needs an allocation placeholder any more, or
 // "" while its claim still waits for it.
 func (r *Orphans) unneeded(ctx context.Context, ph *corev1.Service) (string, error) {
-	ns, name, ok := SplitKey(ph.Annotations[AnnotationClaim])
+	ns, name, ok := SplitKey(ph.Annotations[v1alpha1.AnnotationClaim])
 	if !ok {
 		return "it names no claim", nil
 	}

@@ -124,7 +124,7 @@ func (s *Set) NewAllocation(claim *v1alpha1.IPAddressClaim, class string, family
 	ph := s.New(AllocationName(claim.UID, family), class, family)
 	ph.Labels[v1alpha1.LabelPlaceholder] = v1alpha1.PlaceholderAllocation
 	ph.Labels[v1alpha1.LabelClaimUID] = string(claim.UID)
-	ph.Annotations[AnnotationClaim] = claim.ClaimKey()
+	ph.Annotations[v1alpha1.AnnotationClaim] = claim.ClaimKey()
 	return ph
 }
 
@@ -210,7 +210,7 @@ func (s *Set) AllocationsOfClaim(ctx context.Context, o client.Object) []reconci
 
 // ClaimOf maps a placeholder to the claim it provisions for.
 func ClaimOf(_ context.Context, o client.Object) []reconcile.Request {
-	if ns, name, ok := SplitKey(o.GetAnnotations()[AnnotationClaim]); ok {
+	if ns, name, ok := SplitKey(o.GetAnnotations()[v1alpha1.AnnotationClaim]); ok {
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}}}
 	}
 	return nil

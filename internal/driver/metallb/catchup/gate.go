@@ -49,8 +49,6 @@ const (
 	// an address, of the pool the address came from. MetalLB removes it when
 	// it handles a Service that is not a LoadBalancer: the probes' question.
 	AnnotationAllocatedFromPool = "metallb.io/ip-allocated-from-pool"
-	// annotationAsked stamps a probe with the question it was asked in.
-	annotationAsked = "local.sdn.cozystack.io/probe-asked"
 )
 
 // DefaultTrust is State.Trust unless set.
@@ -180,7 +178,7 @@ func (g *Gate) ask(ctx context.Context, q *Question) ([Probes]uint64, error) {
 			probe.Namespace, probe.Name = g.ns, probeNames[q.Set][i]
 			if _, errs[i] = controllerutil.CreateOrPatch(ctx, g.client, probe, func() error {
 				probe.Labels = map[string]string{v1alpha1.LabelManagedBy: params.ManagedByValue}
-				probe.Annotations = map[string]string{AnnotationAllocatedFromPool: "probe", annotationAsked: stamp}
+				probe.Annotations = map[string]string{AnnotationAllocatedFromPool: "probe", v1alpha1.AnnotationProbeAsked: stamp}
 				if probe.CreationTimestamp.IsZero() {
 					probe.Spec.Type, probe.Spec.ClusterIP = corev1.ServiceTypeClusterIP, corev1.ClusterIPNone
 					probe.Spec.Ports = []corev1.ServicePort{{Name: "probe", Port: placeholder.Port, Protocol: corev1.ProtocolTCP}}

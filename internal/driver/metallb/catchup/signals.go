@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	"github.com/cozystack/address-controller/internal/manager"
 )
@@ -127,7 +128,7 @@ func (g *Gate) answered(ctx context.Context, key client.ObjectKey) error {
 	} else if err != nil {
 		return err
 	}
-	at, err := time.Parse(time.RFC3339Nano, probe.Annotations[annotationAsked])
+	at, err := time.Parse(time.RFC3339Nano, probe.Annotations[v1alpha1.AnnotationProbeAsked])
 	rv, rvErr := strconv.ParseUint(probe.ResourceVersion, 10, 64)
 	if err != nil || rvErr != nil || probe.Annotations[AnnotationAllocatedFromPool] != "" {
 		return nil // not answered yet

@@ -30,7 +30,6 @@ import (
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver/metallb/params"
-	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	"github.com/cozystack/address-controller/test/testkit"
 )
 
@@ -91,7 +90,7 @@ func AllocationPlaceholder(claim *v1alpha1.IPAddressClaim, class string) *corev1
 	ph.Labels = map[string]string{v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderAllocation, v1alpha1.LabelClaimUID: string(claim.UID),
 		v1alpha1.LabelClass: class, v1alpha1.LabelFamily: string(v1alpha1.IPv4)}
 	ph.Annotations = map[string]string{"metallb.io/address-pool": params.PoolName(class),
-		placeholder.AnnotationClaim: claim.Namespace + "/" + claim.Name}
+		v1alpha1.AnnotationClaim: claim.Namespace + "/" + claim.Name}
 	return ph
 }
 

@@ -36,7 +36,7 @@ func TestOrphanedAllocationPlaceholderIsDeleted(t *testing.T) {
 	orphan.Spec.Selector = nil
 	orphan.Labels = map[string]string{v1alpha1.LabelPlaceholder: v1alpha1.PlaceholderAllocation,
 		v1alpha1.LabelClaimUID: "00000000-0000-0000-0000-000000000000", v1alpha1.LabelClass: class}
-	orphan.Annotations = map[string]string{"metallb.io/address-pool": params.PoolName(class), "local.sdn.cozystack.io/claim": ns + "/gone"}
+	orphan.Annotations = map[string]string{"metallb.io/address-pool": params.PoolName(class), v1alpha1.AnnotationClaim: ns + "/gone"}
 	mt.Kit.Create(g, orphan)
 	g.Eventually(mt.Kit.Gone(orphan), mt.Timeout, mt.Tick).Should(BeTrue())
 }

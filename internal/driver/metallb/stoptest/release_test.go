@@ -261,7 +261,7 @@ func TestAClaimWaitingBehindATombstoneAsksAgainWhenItGoes(t *testing.T) {
 	mt.Kit.Create(g, tomb)
 	mt.StartDriver(t)
 	g.Eventually(func() string {
-		return mt.Kit.Service(g, mt.PlaceholderNS, name).Annotations["local.sdn.cozystack.io/claim"]
+		return mt.Kit.Service(g, mt.PlaceholderNS, name).Annotations[v1alpha1.AnnotationClaim]
 	}, mt.Timeout, mt.Tick).Should(Equal(ns+"/web"), "the claim's pass found the tombstone and named itself on it")
 
 	// MetalLB, back, lets the tombstone's address go; the tombstone goes,
