@@ -80,6 +80,12 @@ type Result struct {
 	// its passes by then to convergence.
 	MetalLBPassesAfterCatchUp            int     `json:"metallbPassesAfterCatchUp"`
 	ConvergedAfterMetalLBLastPassSeconds float64 `json:"convergedAfterMetalLBLastPassSeconds"`
+	// MetalLB's Service status writes from its catch-up to convergence, and
+	// the least time its client takes to send them at its fixed rate
+	// (metallblog.ClientRate): MetalLB's own share of the wait after its
+	// catch-up, measured in the same run.
+	MetalLBStatusWritesAfterCatchUp int     `json:"metallbStatusWritesAfterCatchUp"`
+	MetalLBWriteSecondsAfterCatchUp float64 `json:"metallbWriteSecondsAfterCatchUp"`
 	// StaticConvergedAfterLastKillSeconds and StaticConvergedAfterSeconds:
 	// from the last kill, and from the later of it and the workload's last
 	// operation (where the wait for convergence begins), to the moment that
@@ -304,6 +310,8 @@ func (r *Result) readMetalLB(path string, lastKill, converged time.Time) time.Ti
 		if end, after := c.LastPassBy(converged); !end.IsZero() {
 			r.ConvergedAfterMetalLBLastPassSeconds, r.MetalLBPassesAfterCatchUp = converged.Sub(end).Seconds(), after
 		}
+		r.MetalLBStatusWritesAfterCatchUp = c.StatusWritesBetween(c.CaughtUp, converged)
+		r.MetalLBWriteSecondsAfterCatchUp = float64(r.MetalLBStatusWritesAfterCatchUp) / metallblog.ClientRate
 	}
 	return c.CaughtUp
 }

@@ -22,6 +22,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/cozystack/address-controller/test/metallblog"
 )
 
 // reportedEvents are the Event reasons worth reading after a chaos run.
@@ -111,6 +113,8 @@ func (r *Result) catchUpLine() string {
 	if r.ConvergedAfterMetalLBCaughtUpSeconds >= 0 {
 		line += fmt.Sprintf("; converged %.0f s after that, and %.0f s after the end of MetalLB's last full pass by then (%d full passes after the catch-up)",
 			r.ConvergedAfterMetalLBCaughtUpSeconds, r.ConvergedAfterMetalLBLastPassSeconds, r.MetalLBPassesAfterCatchUp)
+		line += fmt.Sprintf("; MetalLB wrote %d Service statuses from its catch-up to convergence, %.0f s at its client's %d requests/s",
+			r.MetalLBStatusWritesAfterCatchUp, r.MetalLBWriteSecondsAfterCatchUp, metallblog.ClientRate)
 	}
 	return line
 }

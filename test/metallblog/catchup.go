@@ -44,6 +44,21 @@ type CatchUp struct {
 	// the catch-up too: MetalLB still runs one for each change of an
 	// allocation key or assigned Service's deletion.
 	PassEnds []time.Time
+	// StatusWrites are when MetalLB wrote a Service's status since the
+	// start, in order, those that failed too: each costs a request of its
+	// client's 20 per second (its pools' status writes, not logged, cost
+	// more of them).
+	StatusWrites []time.Time
+}
+
+// StatusWritesBetween counts MetalLB's Service status writes after from and
+// by to (to the second, as LastPassBy).
+func (c CatchUp) StatusWritesBetween(from, to time.Time) int {
+	after := func(t time.Time) int {
+		i, _ := slices.BinarySearchFunc(c.StatusWrites, t.Truncate(time.Second).Add(time.Second), time.Time.Compare)
+		return i
+	}
+	return after(to) - after(from)
 }
 
 // LastPassBy returns when the last full pass that ended by t ended (zero if
@@ -63,12 +78,19 @@ func (c CatchUp) LastPassBy(t time.Time) (end time.Time, afterCatchUp int) {
 	return end, afterCatchUp
 }
 
+// ClientRate is the requests per second MetalLB v0.15.2's controller may
+// send (controller-runtime v0.20's default client limit; it has no flag for
+// it): every status it writes takes one.
+const ClientRate = 20
+
 // The log lines read, all of MetalLB v0.15.2's controller.
 const (
 	metallbStarting  = "MetalLB controller starting"
 	reprocessAll     = "ServiceReconciler - reprocessAll"
 	reprocessRetried = "force service reload"
 	serviceAlone     = "ServiceReconciler"
+	statusWritten    = "updated service object"
+	statusNotWritten = "failed to update service"
 )
 
 // Read reads a MetalLB controller log, every start of the process appended
@@ -115,6 +137,8 @@ func (st *State) Feed(b []byte) {
 	case strings.HasPrefix(line.Msg, metallbStarting):
 		*c = CatchUp{Started: line.TS}
 		st.passStart = time.Time{}
+	case line.Msg == statusWritten || line.Msg == statusNotWritten:
+		c.StatusWrites = append(c.StatusWrites, line.TS)
 	case line.Controller == serviceAlone && line.Start != "" && !c.CaughtUp.IsZero():
 		if st.alone == nil {
 			st.alone = map[string][]time.Time{}

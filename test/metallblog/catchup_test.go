@@ -26,6 +26,7 @@ import (
 // second start's first pass asks for another, the second does not.
 const metallbLog = `{"msg":"MetalLB controller starting version 0.15.2 (no build information)","ts":"2026-12-02T15:04:30Z"}
 {"controller":"ServiceReconciler - reprocessAll","start reconcile":"metallbreload/reload","ts":"2026-12-02T15:04:31Z"}
+{"event":"serviceUpdated","msg":"updated service object","ts":"2026-12-02T15:04:35Z"}
 {"controller":"ServiceReconciler - reprocessAll","end reconcile":"metallbreload/reload","ts":"2026-12-02T15:04:40Z"}
 {"msg":"MetalLB controller starting version 0.15.2 (no build information)","ts":"2026-12-02T15:04:49Z"}
 not json
@@ -36,6 +37,10 @@ not json
 {"controller":"ServiceReconciler - reprocessAll","start reconcile":"metallbreload/reload","ts":"2026-12-02T15:05:23Z"}
 {"controller":"ServiceReconciler - reprocessAll","end reconcile":"metallbreload/reload","ts":"2026-12-02T15:05:59Z"}
 {"controller":"ServiceReconciler - reprocessAll","start reconcile":"metallbreload/reload","ts":"2026-12-02T15:05:59Z"}
+{"event":"serviceUpdated","msg":"service is not updated","ts":"2026-12-02T15:06:01Z"}
+{"event":"serviceUpdated","msg":"updated service object","ts":"2026-12-02T15:06:02Z"}
+{"op":"updateServiceStatus","msg":"failed to update service","ts":"2026-12-02T15:06:02Z"}
+{"event":"serviceUpdated","msg":"updated service object","ts":"2026-12-02T15:06:20Z"}
 {"controller":"ServiceReconciler - reprocessAll","event":"force service reload","ts":"2026-12-02T15:06:35Z"}
 {"controller":"ServiceReconciler - reprocessAll","end reconcile":"metallbreload/reload","ts":"2026-12-02T15:06:35Z"}
 `
@@ -55,7 +60,17 @@ func TestReadCatchUpFindsTheFirstPassWithNothingToRetryAfterTheLastStart(t *test
 			t.Errorf("LastPassBy(%s) = %s, %d passes after the catch-up; want %s, %d", tc.by, end.Format(time.TimeOnly), after, tc.want, tc.after)
 		}
 	}
-	c = Read(strings.NewReader(strings.Join(strings.Split(metallbLog, "\n")[:8], "\n")))
+	// Status writes since the last start, failed ones too; none before it,
+	// and none that wrote nothing.
+	for _, tc := range []struct {
+		from, to string
+		want     int
+	}{{"15:04:49", "15:06:40", 3}, {"15:05:59", "15:06:02", 2}, {"15:06:02", "15:06:19", 0}, {"15:06:02", "15:06:20.5", 1}, {"15:06:20", "15:07:00", 0}} {
+		if got := c.StatusWritesBetween(at(tc.from), at(tc.to)); got != tc.want {
+			t.Errorf("StatusWritesBetween(%s, %s) = %d, want %d", tc.from, tc.to, got, tc.want)
+		}
+	}
+	c = Read(strings.NewReader(strings.Join(strings.Split(metallbLog, "\n")[:9], "\n")))
 	if !c.CaughtUp.IsZero() || c.Passes != 1 {
 		t.Fatalf("read %+v, want no catch-up after 1 pass", c)
 	}
