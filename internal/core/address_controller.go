@@ -65,9 +65,8 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, r.finalize(ctx, a)
 	}
 	if !controllerutil.ContainsFinalizer(a, v1alpha1.FinalizerAddressProtection) {
-		orig := a.DeepCopy()
 		controllerutil.AddFinalizer(a, v1alpha1.FinalizerAddressProtection)
-		if err := r.Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		if err := r.Update(ctx, a); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -170,7 +169,7 @@ func (r *AddressReconciler) releaseAfterDelay(ctx context.Context, a *v1alpha1.I
 	}
 	orig := a.DeepCopy()
 	a.Spec.ClaimRef = nil
-	if err := r.Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := r.Update(ctx, a); err != nil {
 		return ctrl.Result{}, err
 	}
 	log.FromContext(ctx).Info("Returned released address to the pool", "releaseDelay", class.Spec.ReleaseDelay.Duration)
@@ -181,7 +180,7 @@ func (r *AddressReconciler) releaseAfterDelay(ctx context.Context, a *v1alpha1.I
 }
 
 // finalize lets a deleted address go once no live claim holds it, after
-// its driver's teardown: the two finalizers' removals are patches of the
+// its driver's teardown: the two finalizers' removals are writes of the
 // same list, and made at once one of them is refused. The driver's removal
 // wakes this pass.
 func (r *AddressReconciler) finalize(ctx context.Context, a *v1alpha1.IPAddress) error {
@@ -200,9 +199,8 @@ func (r *AddressReconciler) finalize(ctx context.Context, a *v1alpha1.IPAddress)
 			return nil
 		}
 	}
-	orig := a.DeepCopy()
 	controllerutil.RemoveFinalizer(a, v1alpha1.FinalizerAddressProtection)
-	return client.IgnoreNotFound(r.Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
+	return client.IgnoreNotFound(r.Update(ctx, a))
 }
 
 // isDuplicate: the core's verdict on a is that another IPAddress keeps its
@@ -249,6 +247,6 @@ func reclaimAddress(ctx context.Context, c client.Client, rec recorder.EventReco
 // writeAddressStatus writes st if it differs from the address's status. The
 // optimistic lock keeps the driver's concurrent changes from being lost.
 func writeAddressStatus(ctx context.Context, c client.Client, a *v1alpha1.IPAddress, st v1alpha1.IPAddressStatus) error {
-	_, err := manager.PatchStatus(ctx, c, a, func(a *v1alpha1.IPAddress) { a.Status = st })
+	_, err := manager.UpdateStatus(ctx, c, a, func(a *v1alpha1.IPAddress) { a.Status = st })
 	return err
 }

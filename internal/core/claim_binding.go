@@ -205,9 +205,8 @@ func phaseOrNew(a *v1alpha1.IPAddress) string {
 // cache. Optimistic concurrency makes a stale read fail instead of stealing:
 // it returns nil, nil when the address changed meanwhile.
 func (r *ClaimReconciler) bind(ctx context.Context, claim *v1alpha1.IPAddressClaim, a *v1alpha1.IPAddress) (*v1alpha1.IPAddress, error) {
-	orig := a.DeepCopy()
 	a.Spec.ClaimRef = &v1alpha1.ClaimReference{Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID}
-	if err := r.Patch(ctx, a, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := r.Update(ctx, a); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
 			return nil, nil
 		}

@@ -62,10 +62,10 @@ type ClaimReconciler struct {
 	metrics   *metrics
 }
 
-// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclaims,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclaims/status,verbs=patch
-// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddresses,verbs=get;list;watch;patch;delete
-// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddresses/status,verbs=patch
+// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclaims,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclaims/status,verbs=update
+// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddresses,verbs=get;list;watch;update;delete
+// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddresses/status,verbs=update
 // +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclasses,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -267,13 +267,13 @@ func (r *ClaimReconciler) ensureMetadata(ctx context.Context, claim *v1alpha1.IP
 	if equality.Semantic.DeepEqual(orig.ObjectMeta, claim.ObjectMeta) {
 		return nil
 	}
-	return r.Patch(ctx, claim, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	return r.Update(ctx, claim)
 }
 
 // writeStatus writes the claim's status if it changed.
 func (r *ClaimReconciler) writeStatus(ctx context.Context, claim *v1alpha1.IPAddressClaim, st v1alpha1.IPAddressClaimStatus) error {
 	orig := claim.Status.DeepCopy()
-	if wrote, err := manager.PatchStatus(ctx, r.Client, claim, func(c *v1alpha1.IPAddressClaim) { c.Status = st }); err != nil || !wrote {
+	if wrote, err := manager.UpdateStatus(ctx, r.Client, claim, func(c *v1alpha1.IPAddressClaim) { c.Status = st }); err != nil || !wrote {
 		return err
 	}
 	if st.Phase == v1alpha1.ClaimBound && (orig.Phase == "" || orig.Phase == v1alpha1.ClaimPending) {
@@ -303,9 +303,8 @@ func (r *ClaimReconciler) reclaim(ctx context.Context, claim *v1alpha1.IPAddress
 	if err := r.releaseAdmission(ctx, claim, admittedClass(claim)); err != nil {
 		return err
 	}
-	orig := claim.DeepCopy()
 	controllerutil.RemoveFinalizer(claim, v1alpha1.FinalizerClaimProtection)
-	if err := r.Patch(ctx, claim, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := r.Update(ctx, claim); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	r.pending.forgetClaim(claim.UID)

@@ -45,8 +45,8 @@ type ClassReconciler struct {
 	Clock    clock.PassiveClock
 }
 
-// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclasses,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclasses/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclasses,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=local.sdn.cozystack.io,resources=ipaddressclasses/status,verbs=get;update
 
 // Reconcile runs one pass over a class.
 func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -58,9 +58,8 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		if controllerutil.ContainsFinalizer(class, v1alpha1.FinalizerClassProtection) {
 			return ctrl.Result{}, r.reportLimits(ctx, class)
 		}
-		orig := class.DeepCopy()
 		controllerutil.AddFinalizer(class, v1alpha1.FinalizerClassProtection)
-		return ctrl.Result{}, r.Patch(ctx, class, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+		return ctrl.Result{}, r.Update(ctx, class)
 	}
 	if !controllerutil.ContainsFinalizer(class, v1alpha1.FinalizerClassProtection) {
 		return ctrl.Result{}, nil
@@ -74,9 +73,8 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			"Deletion waits for %d IPAddress(es) of this class: %s", len(list.Items), describeInUse(list.Items))
 		return ctrl.Result{}, nil
 	}
-	orig := class.DeepCopy()
 	controllerutil.RemoveFinalizer(class, v1alpha1.FinalizerClassProtection)
-	return ctrl.Result{}, client.IgnoreNotFound(r.Patch(ctx, class, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
+	return ctrl.Result{}, client.IgnoreNotFound(r.Update(ctx, class))
 }
 
 // describeInUse names the addresses holding a class, with their phases, up to

@@ -41,7 +41,7 @@ func (r *ClassReconciler) reportLimits(ctx context.Context, class *v1alpha1.IPAd
 		if prev == nil {
 			return nil
 		}
-		_, err := manager.PatchStatus(ctx, r.Client, class, func(c *v1alpha1.IPAddressClass) {
+		_, err := manager.UpdateStatus(ctx, r.Client, class, func(c *v1alpha1.IPAddressClass) {
 			meta.RemoveStatusCondition(&c.Status.Conditions, v1alpha1.ConditionWithinLimits)
 		})
 		return err
@@ -56,7 +56,7 @@ func (r *ClassReconciler) reportLimits(ctx context.Context, class *v1alpha1.IPAd
 		return err
 	}
 	cond := withinLimits(class, overLimit(*limit, ledgers.Items), metav1.NewTime(r.Clock.Now()))
-	_, err := manager.PatchStatus(ctx, r.Client, class, func(c *v1alpha1.IPAddressClass) {
+	_, err := manager.UpdateStatus(ctx, r.Client, class, func(c *v1alpha1.IPAddressClass) {
 		meta.SetStatusCondition(&c.Status.Conditions, cond)
 	})
 	return err

@@ -18,6 +18,7 @@ package core_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -118,16 +119,17 @@ func (m *meddler) meddled() map[string]int {
 	return maps.Clone(m.done)
 }
 
-// bindingOf is the IPAddress a request writes a binding to (a patch of its
-// spec.claimRef), or "".
+// bindingOf is the IPAddress a request writes a binding to (an update of
+// it whose spec.claimRef carries a claim's UID), or "".
 func bindingOf(req *http.Request) string {
 	name, ok := strings.CutPrefix(req.URL.Path, "/apis/"+v1alpha1.GroupVersion.String()+"/ipaddresses/")
-	if req.Method != http.MethodPatch || !ok || strings.Contains(name, "/") || req.Body == nil {
+	if req.Method != http.MethodPut || !ok || strings.Contains(name, "/") || req.Body == nil {
 		return ""
 	}
 	body, err := io.ReadAll(req.Body)
 	req.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil || !bytes.Contains(body, []byte(`"claimRef"`)) {
+	a := &v1alpha1.IPAddress{}
+	if err != nil || json.Unmarshal(body, a) != nil || a.Spec.ClaimRef == nil || a.Spec.ClaimRef.UID == "" {
 		return ""
 	}
 	return name

@@ -186,16 +186,19 @@ func TestManagersHoldOnlyWhatTheyUse(t *testing.T) {
 	t.Run("the core holds no verb it never uses", func(t *testing.T) {
 		core := serviceAccount(t, c, coreNS, "address-controller")
 		check(core, []access{
-			{"patch", local, "ipaddresses", "", true},
+			{"update", local, "ipaddresses", "", true},
 			{"delete", local, "ipaddresses", "", true},
-			{"patch", local, "ipaddresses/status", "", true},
-			{"patch", local, "ipaddressclaims", tenant, true},
-			{"patch", local, "ipaddressclaims/status", tenant, true},
-			{"patch", local, "ipaddressclasses", "", true},
+			{"update", local, "ipaddresses/status", "", true},
+			{"update", local, "ipaddressclaims", tenant, true},
+			{"update", local, "ipaddressclaims/status", tenant, true},
+			{"update", local, "ipaddressclasses", "", true},
+			{"update", local, "ipaddressclasses/status", "", true},
 			{"create", local, "ipaddresses", "", false},
-			{"update", local, "ipaddresses", "", false},
-			{"update", local, "ipaddressclaims", tenant, false},
-			{"update", local, "ipaddressclasses", "", false},
+			{"patch", local, "ipaddresses", "", false},
+			{"patch", local, "ipaddresses/status", "", false},
+			{"patch", local, "ipaddressclaims", tenant, false},
+			{"patch", local, "ipaddressclaims/status", tenant, false},
+			{"patch", local, "ipaddressclasses", "", false},
 			{"update", local, "ipaddressclaims/finalizers", tenant, false},
 			{"get", "", "services", tenant, false},
 		})
