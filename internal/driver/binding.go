@@ -18,7 +18,10 @@ package driver
 
 import (
 	"context"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
@@ -44,4 +47,26 @@ func Binding(ctx context.Context, c client.Reader, a *v1alpha1.IPAddress) (live,
 		return false, a.Spec.ReclaimPolicy == v1alpha1.ReclaimDelete, nil
 	}
 	return true, false, nil
+}
+
+// LatePinGrace bounds how long after an address's association ended a pin
+// the driver wrote for that association may still land. The carrier's pass
+// records the association, then pins the Service; a pass over the address
+// that finds the claim gone in between ends the association while the
+// Service carries no pin yet, so nothing withdraws the pin that lands after
+// it until the Service's own pass sees the claim gone (a second, or a new
+// leader's start after a kill). Meanwhile the backend may give the Service
+// the address, sharing it with the hold under the claim's key; a hold that
+// took another key then would lose the address to that Service.
+const LatePinGrace = time.Minute
+
+// LatePinGraceLeft is how much of LatePinGrace is left at now since a's
+// association ended (its Associated condition turned False), and when it
+// ended; zero where the condition is not False or the grace has passed.
+func LatePinGraceLeft(a *v1alpha1.IPAddress, now time.Time) (left time.Duration, ended time.Time) {
+	c := meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionAssociated)
+	if c == nil || c.Status != metav1.ConditionFalse {
+		return 0, time.Time{}
+	}
+	return max(0, c.LastTransitionTime.Add(LatePinGrace).Sub(now)), c.LastTransitionTime.Time
 }

@@ -159,3 +159,8 @@ func trimService(obj any) (any, error) {
 // IndexServiceByIngressIP indexes the driver's cache of Services by the IPs
 // their load balancer reports; a backend may look Services up through it.
 const IndexServiceByIngressIP = "driver.serviceByIngressIP"
+
+// IndexServiceByClaim indexes the driver's cache of Services by the claim
+// they name (v1alpha1.AnnotationIPAddressClaim), as "namespace/name"; a
+// backend may look Services up through it.
+const IndexServiceByClaim = "driver.serviceByClaim"

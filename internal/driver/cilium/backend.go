@@ -92,7 +92,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	set := &placeholder.Set{Client: mgr.GetClient(), Namespace: opts.PlaceholderNamespace,
 		Labels: map[string]string{v1alpha1.LabelManagedBy: ManagedByValue}, Pin: annotationIPs, Allocator: "Cilium's LB-IPAM"}
 	b := &Backend{Client: mgr.GetClient(), Holds: placeholder.Holds{Set: set}, opts: opts,
-		secret: &placeholder.Secret{Reader: mgr.GetAPIReader(), Namespace: opts.PlaceholderNamespace}}
+		secret: &placeholder.Secret{Reader: mgr.GetAPIReader(), Namespace: opts.PlaceholderNamespace, Clock: opts.Driver.Clock}}
 	if err := b.Set.Indexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"net/netip"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -93,6 +94,7 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 
 	obs := holdObservation{address: a, now: metav1.NewTime(r.clock.Now())}
 	ip, ipErr := a.IP()
+	var recheck time.Duration
 	switch {
 	case live:
 		if err := r.carry(ctx, a, class, carrier, &obs); err != nil {
@@ -107,6 +109,11 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		if obs.hold, err = r.hold(ctx, a, class, ip); err != nil {
 			return ctrl.Result{}, err
 		}
+		if !bindingLive {
+			// The hold may keep the ended binding's key for a late pin;
+			// it takes its own when the grace ends.
+			recheck, _ = driver.LatePinGraceLeft(a, obs.now.Time)
+		}
 		if !obs.hold.Held && !obs.hold.Lost && obs.hold.Reason == driver.ReasonHoldPending {
 			if err := r.retry(ctx, a, nil, []netip.Addr{ip}, false); err != nil {
 				return ctrl.Result{}, err
@@ -116,7 +123,7 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		obs.hold = driver.HoldState{Reason: v1alpha1.ReasonInvalidAddress, Message: ipErr.Error()}
 	}
 	if awaitingCore(a) {
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: recheck}, nil
 	}
 	if obs.wrongful, err = r.wrongfulHolders(ctx, a, bindingLive); err != nil {
 		return ctrl.Result{}, err
@@ -127,7 +134,7 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	r.reportTransitions(ctx, before, a, obs)
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: recheck}, nil
 }
 
 // awaitingCore: the core has yet to make its first pass over a, which

@@ -41,7 +41,7 @@ const (
 	indexAddressByClass       = manager.IndexAddressByClass
 	indexAddressByAssociation = "driver.addressByAssociation"
 	indexServiceByIngressIP   = driver.IndexServiceByIngressIP
-	indexServiceByClaim       = "driver.serviceByClaim"
+	indexServiceByClaim       = driver.IndexServiceByClaim
 	indexPendingClaimByClass  = "driver.pendingClaimByClass"
 )
 

@@ -180,7 +180,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Labels: map[string]string{v1alpha1.LabelManagedBy: params.ManagedByValue},
 		Pin:    annotationLoadBalancerIPs, Allocator: "MetalLB"}
 	b := &Backend{Client: gated, Gate: gate, opts: opts, metrics: m, Holds: placeholder.Holds{Set: set},
-		secret:   &placeholder.Secret{Reader: mgr.GetAPIReader(), Namespace: opts.PlaceholderNamespace},
+		secret:   &placeholder.Secret{Reader: mgr.GetAPIReader(), Namespace: opts.PlaceholderNamespace, Clock: opts.Driver.Clock},
 		recorder: mgr.GetEventRecorder(v1alpha1.ProvisionerMetalLB)}
 	if err := b.setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err

@@ -23,8 +23,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
@@ -42,6 +44,9 @@ type Secret struct {
 	Reader client.Reader
 	// Namespace is the placeholder namespace.
 	Namespace string
+	// Clock tells the time (HoldKey's bound on a late pin); nil means the
+	// real clock.
+	Clock clock.PassiveClock
 
 	mu  sync.Mutex
 	key []byte
@@ -83,15 +88,17 @@ func (s *Secret) ClaimKey(ctx context.Context, claim *v1alpha1.IPAddressClaim) (
 }
 
 // HoldKey is the sharing key a's hold carries, reading a's claim and the
-// Services that report a's address through c (the manager's cache, with
-// driver.IndexServiceByIngressIP). While a is bound to a live claim
+// Services that report a's address or name its claim through c (the
+// manager's cache, with driver.IndexServiceByIngressIP and
+// driver.IndexServiceByClaim). While a is bound to a live claim
 // (driver.Binding), it is the claim's: a workload of that claim joins the
 // hold with it (a shared handoff). Once the binding ended (the claim is
 // deleted, or a is Released), it stays the claim's only while the last
 // carrier lets go: while a is still associated with it, so that the hold
 // comes back sharing the address with it before its pin goes, and while
 // it still reports the address, since the allocator would take the address
-// from a hold whose key no longer matches that carrier's. Otherwise it is a
+// from a hold whose key no longer matches that carrier's, and while a pin
+// the driver wrote for the binding may still land (latePin). Otherwise it is a
 // key of the address's own, which the driver never writes on a workload: a
 // former tenant who kept its claim's key (it could read it on its Service)
 // cannot share the address with the hold, and the next tenant's claim
@@ -131,7 +138,42 @@ func (s *Secret) claimKeeps(ctx context.Context, c client.Reader, a *v1alpha1.IP
 			return true, nil
 		}
 	}
+	return s.latePin(ctx, c, a)
+}
+
+// latePin says whether a pin the driver wrote for a's ended binding may
+// still land (driver.LatePinGrace): within the grace, a Service that named
+// the claim before the association ended still carries the driver's record
+// of the claim's key. A Service made later, or one with no such record, is
+// no reason: a former tenant cannot keep the key by naming the claim again.
+func (s *Secret) latePin(ctx context.Context, c client.Reader, a *v1alpha1.IPAddress) (bool, error) {
+	left, ended := driver.LatePinGraceLeft(a, s.now())
+	if left == 0 {
+		return false, nil
+	}
+	ref := a.Spec.ClaimRef
+	key, err := s.sharingKey(ctx, "claim", string(ref.UID))
+	if err != nil {
+		return false, err
+	}
+	named := &corev1.ServiceList{}
+	if err := c.List(ctx, named, client.MatchingFields{driver.IndexServiceByClaim: ref.Namespace + "/" + ref.Name}); err != nil {
+		return false, err
+	}
+	for i := range named.Items {
+		svc := &named.Items[i]
+		if svc.Annotations[v1alpha1.AnnotationSharedBy] == key && !svc.CreationTimestamp.After(ended) {
+			return true, nil
+		}
+	}
 	return false, nil
+}
+
+func (s *Secret) now() time.Time {
+	if s.Clock == nil {
+		return time.Now()
+	}
+	return s.Clock.Now()
 }
 
 func (s *Secret) sharingKey(ctx context.Context, parts ...string) (string, error) {

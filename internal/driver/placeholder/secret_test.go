@@ -19,6 +19,7 @@ package placeholder_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -32,9 +33,10 @@ import (
 	"github.com/cozystack/address-controller/internal/manager"
 )
 
-// reporting answers the lists of Services by the IP they report from the
-// Services it was given, as the manager's cache answers with the driver's
-// index; it reads everything else from the API server.
+// reporting answers the lists of Services by the IP they report, or by the
+// claim they name, from the Services it was given, as the manager's cache
+// answers with the driver's indexes; it reads everything else from the API
+// server.
 type reporting struct {
 	client.Reader
 	services []corev1.Service
@@ -45,8 +47,17 @@ func (r reporting) List(ctx context.Context, list client.ObjectList, opts ...cli
 	if !ok {
 		return r.Reader.List(ctx, list, opts...)
 	}
-	ip, _ := (&client.ListOptions{}).ApplyOptions(opts).FieldSelector.RequiresExactMatch(driver.IndexServiceByIngressIP)
+	fields := (&client.ListOptions{}).ApplyOptions(opts).FieldSelector
 	l.Items = nil
+	if claim, ok := fields.RequiresExactMatch(driver.IndexServiceByClaim); ok {
+		for _, svc := range r.services {
+			if svc.Namespace+"/"+svc.Annotations[v1alpha1.AnnotationIPAddressClaim] == claim {
+				l.Items = append(l.Items, svc)
+			}
+		}
+		return nil
+	}
+	ip, _ := fields.RequiresExactMatch(driver.IndexServiceByIngressIP)
 	for _, svc := range r.services {
 		for _, in := range svc.Status.LoadBalancer.Ingress {
 			if in.IP == ip {
@@ -110,6 +121,18 @@ func TestTheHoldSharesItsClaimsKeyOnlyWhileTheBindingIsLive(t *testing.T) {
 	}
 	forged := reporter("forged", false)
 	forged.Labels = map[string]string{v1alpha1.LabelWithdrawn: "0123456789abcdef01234567"}
+	// pinned is a Service naming gone, made at made, that carries no
+	// address yet and, where recorded, the driver's record of gone's key.
+	now := time.Now()
+	pinned := func(name string, made time.Time, recorded bool) corev1.Service {
+		svc := corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: name, UID: types.UID("0c0ffee0-" + name),
+			CreationTimestamp: metav1.NewTime(made),
+			Annotations:       map[string]string{v1alpha1.AnnotationIPAddressClaim: gone.Name}}}
+		if recorded {
+			svc.Annotations[v1alpha1.AnnotationSharedBy] = claimKey(gone)
+		}
+		return svc
+	}
 
 	for _, tc := range []struct {
 		name       string
@@ -117,7 +140,10 @@ func TestTheHoldSharesItsClaimsKeyOnlyWhileTheBindingIsLive(t *testing.T) {
 		phase      v1alpha1.IPAddressPhase
 		associated bool
 		reporters  []corev1.Service
-		want       *v1alpha1.IPAddressClaim // nil: the address's own key
+		// ended: how long ago the association ended (the Associated
+		// condition turned False); zero for no such condition.
+		ended time.Duration
+		want  *v1alpha1.IPAddressClaim // nil: the address's own key
 	}{
 		{name: "bound to no claim", phase: v1alpha1.AddressAvailable},
 		{name: "pre-bound, not yet accepted", claimRef: ref(live, ""), phase: v1alpha1.AddressPending},
@@ -145,6 +171,16 @@ func TestTheHoldSharesItsClaimsKeyOnlyWhileTheBindingIsLive(t *testing.T) {
 			reporters: []corev1.Service{forged}},
 		{name: "unbound, reported by a Service letting go", phase: v1alpha1.AddressAvailable,
 			reporters: []corev1.Service{reporter("web", true)}},
+		{name: "Released, its former carrier's pin still landing", claimRef: ref(gone, gone.UID), phase: v1alpha1.AddressReleased,
+			reporters: []corev1.Service{pinned("web", now.Add(-time.Hour), true)}, ended: 10 * time.Second, want: gone},
+		{name: "Released, its former carrier pinned past the grace", claimRef: ref(gone, gone.UID), phase: v1alpha1.AddressReleased,
+			reporters: []corev1.Service{pinned("web", now.Add(-time.Hour), true)}, ended: 2 * time.Minute},
+		{name: "Released, its claim named by a Service made after the association ended", claimRef: ref(gone, gone.UID), phase: v1alpha1.AddressReleased,
+			reporters: []corev1.Service{pinned("reuse", now, true)}, ended: 10 * time.Second},
+		{name: "Released, its claim named by a Service without the driver's record", claimRef: ref(gone, gone.UID), phase: v1alpha1.AddressReleased,
+			reporters: []corev1.Service{pinned("web", now.Add(-time.Hour), false)}, ended: 10 * time.Second},
+		{name: "Released, its association ended lately, no Service names its claim", claimRef: ref(gone, gone.UID), phase: v1alpha1.AddressReleased,
+			ended: 10 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -153,6 +189,10 @@ func TestTheHoldSharesItsClaimsKeyOnlyWhileTheBindingIsLive(t *testing.T) {
 				Status: v1alpha1.IPAddressStatus{Phase: tc.phase}}
 			if tc.associated {
 				a.Status.AssociatedTo = carrier
+			}
+			if tc.ended > 0 {
+				a.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionAssociated, Status: metav1.ConditionFalse,
+					Reason: driver.ReasonNotAssociated, LastTransitionTime: metav1.NewTime(now.Add(-tc.ended))}}
 			}
 			r := reporting{Reader: c, services: tc.reporters}
 			key, err := secret.HoldKey(ctx, r, a)
