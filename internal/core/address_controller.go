@@ -167,7 +167,7 @@ func (r *AddressReconciler) releaseAfterDelay(ctx context.Context, a *v1alpha1.I
 	if !due {
 		return ctrl.Result{RequeueAfter: after}, nil
 	}
-	orig := a.DeepCopy()
+	was := a.Spec.ClaimRef.Key()
 	a.Spec.ClaimRef = nil
 	if err := r.Update(ctx, a); err != nil {
 		return ctrl.Result{}, err
@@ -175,7 +175,7 @@ func (r *AddressReconciler) releaseAfterDelay(ctx context.Context, a *v1alpha1.I
 	log.FromContext(ctx).Info("Returned released address to the pool", "releaseDelay", class.Spec.ReleaseDelay.Duration)
 	r.Recorder.Eventf(a, nil, corev1.EventTypeNormal, v1alpha1.EventReleaseDelayExpired, "Recycle",
 		"Released for longer than the releaseDelay (%s) of class %s; cleared claimRef (was %s)",
-		class.Spec.ReleaseDelay.Duration, class.Name, orig.Spec.ClaimRef.Key())
+		class.Spec.ReleaseDelay.Duration, class.Name, was)
 	return ctrl.Result{}, nil
 }
 

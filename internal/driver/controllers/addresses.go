@@ -109,7 +109,7 @@ func (r *AddressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		if obs.hold, err = r.hold(ctx, a, class, ip); err != nil {
 			return ctrl.Result{}, err
 		}
-		if !bindingLive {
+		if ref := a.Spec.ClaimRef; !bindingLive && ref != nil && ref.UID != "" {
 			// The hold may keep the ended binding's key for a late pin;
 			// it takes its own when the grace ends.
 			recheck, _ = driver.LatePinGraceLeft(a, obs.now.Time)
