@@ -18,6 +18,8 @@ package wire
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -88,6 +90,10 @@ type Bed struct {
 	id      string
 	apiPort string
 
+	// memberlistKeys is the directory holding the key the speakers encrypt
+	// their memberlist traffic with, as MetalLB's chart mounts it.
+	memberlistKeys string
+
 	bridge *namespace
 	client *namespace
 	// Nodes in the order they were asked for.
@@ -140,6 +146,9 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 		}
 	}()
 	b.log("Building the wire network %s: a bridge, a client and %d node namespaces", b.id, len(opts.Nodes))
+	if b.memberlistKeys, err = writeMemberlistKey(b.c.Dir, b.id); err != nil {
+		return b, err
+	}
 	if b.bridge, err = b.addNetns("br"); err != nil {
 		return b, err
 	}
@@ -184,6 +193,21 @@ func Start(ctx context.Context, opts Options) (b *Bed, err error) {
 		}
 	}
 	return b, nil
+}
+
+// writeMemberlistKey writes a random memberlist key where --ml-secret-key-path
+// looks for it (a file named secretkey in the directory), in a directory of
+// the bed's own under the cluster's.
+func writeMemberlistKey(clusterDir, id string) (string, error) {
+	dir := filepath.Join(clusterDir, "memberlist-"+id)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return "", err
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "secretkey"), []byte(hex.EncodeToString(key)), 0o600)
 }
 
 // documentationRanges are the ranges RFC 5737 and RFC 3849 set aside for

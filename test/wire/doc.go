@@ -20,8 +20,8 @@ limitations under the License.
 //
 // The network: a bridge in a namespace of its own; "node" namespaces, each
 // registered as a Node object and running the real MetalLB speaker (layer 2,
-// no FRR, no memberlist) with its kernel told never to answer ARP for an
-// address on another interface (arp_ignore=1, arp_announce=2); and a
+// no FRR, memberlist between the nodes) with its kernel told never to answer
+// ARP for an address on another interface (arp_ignore=1, arp_announce=2); and a
 // "client" namespace whose only routes lead onto the bridge. A small proxier
 // does what kube-proxy's IPVS mode does on each node: it binds every
 // load-balancer address to the node's loopback (where IPVS mode uses the

@@ -29,6 +29,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/cozystack/address-controller/test/cluster"
 	"github.com/cozystack/address-controller/test/netns"
@@ -37,6 +38,10 @@ import (
 // speakerReadyTimeout bounds how long a speaker may take to open its ARP
 // responder.
 const speakerReadyTimeout = time.Minute
+
+// memberlistPort is the port the speakers' memberlist binds, MetalLB's
+// default.
+const memberlistPort = "7946"
 
 // Node is a node namespace: a Node object, an address on the bridge, and a
 // MetalLB speaker.
@@ -92,16 +97,31 @@ func (b *Bed) addNode(ctx context.Context, i int, o NodeOptions) (*Node, error) 
 		return n, fmt.Errorf("registering node %s: %w", n.Name, err)
 	}
 	// The speaker looks up its own Pod at start, to own the status objects
-	// it writes. Nothing runs it: there is no kubelet.
+	// it writes, and the speakers find each other's memberlist addresses in
+	// their Pods' status. Nothing runs the Pod (there is no kubelet), so the
+	// bed writes that status: the node's address, as a host-network Pod has.
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: n.speakerPod(), Namespace: cluster.MetalLBNamespace,
-			Labels: map[string]string{"app": "metallb", "component": "speaker"}},
-		Spec: corev1.PodSpec{NodeName: n.Name, Containers: []corev1.Container{{Name: "speaker", Image: "quay.io/metallb/speaker:v0.15.2"}}},
+		ObjectMeta: metav1.ObjectMeta{Name: n.speakerPod(), Namespace: cluster.MetalLBNamespace, Labels: b.speakerLabels()},
+		Spec: corev1.PodSpec{NodeName: n.Name, HostNetwork: true,
+			Containers: []corev1.Container{{Name: "speaker", Image: "quay.io/metallb/speaker:v0.15.2"}}},
 	}
-	if _, err := b.cs.CoreV1().Pods(cluster.MetalLBNamespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	created, err := b.cs.CoreV1().Pods(cluster.MetalLBNamespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
 		return n, fmt.Errorf("registering the speaker Pod of %s: %w", n.Name, err)
 	}
+	created.Status = corev1.PodStatus{Phase: corev1.PodRunning, HostIP: n.Address.String(), PodIP: n.Address.String(),
+		PodIPs: []corev1.PodIP{{IP: n.Address.String()}}}
+	if _, err := b.cs.CoreV1().Pods(cluster.MetalLBNamespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		return n, fmt.Errorf("writing the address of the speaker Pod of %s: %w", n.Name, err)
+	}
 	return n, nil
+}
+
+// speakerLabels label this bed's speaker Pods; the speakers look for each
+// other by them (--ml-labels), so that a speaker of another bed in the same
+// cluster is never taken for a member.
+func (b *Bed) speakerLabels() map[string]string {
+	return map[string]string{"app": "metallb", "component": "speaker", "wire-bed": b.id}
 }
 
 func (n *Node) speakerPod() string { return "speaker-" + n.Name }
@@ -115,9 +135,17 @@ func (n *Node) startAPIProxy() (err error) {
 }
 
 // StartSpeaker runs the MetalLB speaker inside the node, in layer-2 mode:
-// native BGP that no peer uses (so no FRR) and no memberlist (no
-// --ml-bindaddr), so every Node counts as having a speaker. It returns once
-// the speaker has opened its ARP responder on LinkName.
+// native BGP that no peer uses (so no FRR), and memberlist on the node's
+// address, encrypted, as MetalLB's chart runs it. It returns once the speaker
+// has opened its ARP responder on LinkName.
+//
+// Memberlist is what makes a restarted speaker announce again. Without it,
+// MetalLB elects among the Nodes its own Node watch has delivered when its
+// configuration first loads, and a Node delivered later never starts another
+// election: a speaker whose configuration loaded before its own Node was
+// known stayed silent until its Services changed (docs/development.md,
+// "The wire test bed"). With memberlist, it elects among the members, itself always
+// one, and every member that joins starts another election.
 func (n *Node) StartSpeaker(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -136,6 +164,10 @@ func (n *Node) StartSpeaker(ctx context.Context) error {
 		"--host", "127.0.0.1",
 		"--port", "7472",
 		"--log-level", "info",
+		"--ml-bindaddr", n.Address.String(),
+		"--ml-bindport", memberlistPort,
+		"--ml-labels", labels.SelectorFromSet(n.bed.speakerLabels()).String(),
+		"--ml-secret-key-path", n.bed.memberlistKeys,
 	)
 	if err != nil {
 		return err
