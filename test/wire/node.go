@@ -143,9 +143,9 @@ func (n *Node) startAPIProxy() (err error) {
 // MetalLB elects among the Nodes its own Node watch has delivered when its
 // configuration first loads, and a Node delivered later never starts another
 // election: a speaker whose configuration loaded before its own Node was
-// known stayed silent until its Services changed (docs/development.md,
-// "The wire test bed"). With memberlist, it elects among the members, itself always
-// one, and every member that joins starts another election.
+// known stayed silent until its Services changed (docs/development.md, "The
+// wire test bed"). With memberlist, it elects among the members, itself
+// always one, and every member that joins starts another election.
 func (n *Node) StartSpeaker(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
