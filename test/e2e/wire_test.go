@@ -291,6 +291,9 @@ var _ = Describe("On the wire", Ordered, Label("wire"), func() {
 				GinkgoWriter.Printf("  failed probe at +%s, took %s: %v\n", p.At.Sub(baseline), p.Took, p.Err)
 			}
 		}
+		for _, r := range bed.Refused(baseline) {
+			GinkgoWriter.Printf("  the proxier on %s closed a connection to %s at +%s: %s\n", r.Node, r.To, r.At.Sub(baseline), r.Why)
+		}
 		GinkgoWriter.Printf("  dissociated +%s, B left +%s, reassociated +%s, answered +%s, ended +%s\n",
 			dissociated.Sub(baseline), off.Sub(baseline), reassociated.Sub(baseline), first.At.Sub(baseline), ended.Sub(baseline))
 		Expect(letGo).To(BeNumerically("<=", alone), "B fails no more probes while the hold comes back beside it than when left alone")

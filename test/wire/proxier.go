@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -61,6 +62,22 @@ type proxier struct {
 	// left records, per address and port, when the proxier last stopped
 	// handing it to a Service, keyed by that Service.
 	left map[servedPort]time.Time
+	// refusals are the latest connections it closed unforwarded, oldest
+	// first, at most maxRefusals.
+	refusals []Refusal
+}
+
+// maxRefusals bounds the refusals a proxier keeps: a few seconds of probes
+// at 100 Hz.
+const maxRefusals = 1000
+
+// Refusal is a connection the proxier closed without forwarding it.
+type Refusal struct {
+	At   time.Time
+	Node string
+	// To is the address and port the connection reached.
+	To  netip.AddrPort
+	Why string
 }
 
 // servedPort is one Service's port on one address.
@@ -244,25 +261,30 @@ func (p *proxier) serve(n *Node, l net.Listener) {
 }
 
 // forward hands a connection to a ready endpoint of the Service whose
-// address it reached, or closes it when there is none.
+// address it reached, or closes it when there is none, and records why: a
+// client sees only a closed connection.
 func (p *proxier) forward(n *Node, c net.Conn) {
 	local := c.LocalAddr().(*net.TCPAddr)
 	addr, _ := netip.AddrFromSlice(local.IP)
+	refuse := func(why string, args ...any) {
+		_ = c.Close()
+		p.refused(Refusal{Node: n.Name, To: netip.AddrPortFrom(addr.Unmap(), uint16(local.Port)), Why: fmt.Sprintf(why, args...)})
+	}
 	p.mu.Lock()
 	vs, served := p.vips[addr.Unmap()][int32(local.Port)]
 	p.mu.Unlock()
 	if !served {
-		_ = c.Close()
+		refuse("no Service reports that address and port")
 		return
 	}
 	target, ok := p.pick(vs)
 	if !ok {
-		_ = c.Close()
+		refuse("%s/%s has no ready endpoint", vs.namespace, vs.name)
 		return
 	}
 	up, err := n.ns.Dial(context.Background(), target, time.Second)
 	if err != nil {
-		_ = c.Close()
+		refuse("dialling %s/%s's endpoint %s: %v", vs.namespace, vs.name, target, err)
 		return
 	}
 	netns.Pipe(c, up)
@@ -271,12 +293,12 @@ func (p *proxier) forward(n *Node, c net.Conn) {
 // pick chooses a ready endpoint of the virtual server's Service, in turn.
 func (p *proxier) pick(vs virtualServer) (string, bool) {
 	sel := labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: vs.name})
-	slices, err := p.slices.EndpointSlices(vs.namespace).List(sel)
+	eps, err := p.slices.EndpointSlices(vs.namespace).List(sel)
 	if err != nil {
 		return "", false
 	}
 	var ready []string
-	for _, s := range slices {
+	for _, s := range eps {
 		if s.AddressType != discoveryv1.AddressTypeIPv4 {
 			continue
 		}
@@ -332,6 +354,28 @@ func (n *Node) Holds(addr netip.Addr) (bool, error) {
 		return nil
 	})
 	return held, err
+}
+
+// refused records r, stamped under the lock so that the record stays in
+// time order.
+func (p *proxier) refused(r Refusal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r.At = time.Now()
+	if len(p.refusals) == maxRefusals {
+		p.refusals = slices.Delete(p.refusals, 0, maxRefusals/2)
+	}
+	p.refusals = append(p.refusals, r)
+}
+
+// Refused returns the connections the proxier closed without forwarding
+// them, from from on, as far back as it keeps them: a probe that failed
+// with a closed connection failed there, and a Refusal says why.
+func (b *Bed) Refused(from time.Time) []Refusal {
+	b.proxier.mu.Lock()
+	defer b.proxier.mu.Unlock()
+	i, _ := slices.BinarySearchFunc(b.proxier.refusals, from, func(r Refusal, t time.Time) int { return r.At.Compare(t) })
+	return slices.Clone(b.proxier.refusals[i:])
 }
 
 // StoppedServing reports when the proxier last stopped handing connections
