@@ -64,6 +64,10 @@ type Result struct {
 	// ConvergedAfterLastKillSeconds counts from the last kill alone; -1 if
 	// never.
 	ConvergedAfterLastKillSeconds float64 `json:"convergedAfterLastKillSeconds"`
+	// ConvergedAfterKillsBeganSeconds counts from the start of the kills
+	// and the workload, the clock the product's run and MetalLB alone's
+	// share; -1 if never.
+	ConvergedAfterKillsBeganSeconds float64 `json:"convergedAfterKillsBeganSeconds"`
 	// MetalLB's last start, from its log (docs/chaos.md, Convergence):
 	// seconds from the last kill to it (negative when it came before), to
 	// the end of its first full pass with nothing left to retry (from
@@ -111,6 +115,13 @@ type Result struct {
 	Final          string         `json:"final"`
 	Events         map[string]int `json:"events"`
 	DurationSecond float64        `json:"durationSeconds"`
+	// MetalLBKillSeconds: how long after the kills began each kill of
+	// MetalLB came.
+	MetalLBKillSeconds []float64 `json:"metallbKillSeconds,omitempty"`
+	// MetalLBAlone is MetalLB alone under the same kills of MetalLB and the
+	// same workload on plain Services (Config.MetalLBAlone, alone.go): its
+	// catch-up and its convergence after it, MetalLB's own figure.
+	MetalLBAlone *Result `json:"metallbAlone,omitempty"`
 	// Dir is the cluster's folder, kept with every log when the run failed
 	// or -keep was given.
 	Dir string `json:"dir,omitempty"`
@@ -154,14 +165,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		res.DurationSecond = time.Since(began).Seconds()
-		keep := cfg.KeepDir || err != nil || res.Failed()
-		if keep {
-			res.Dir = e.cluster.Dir
-		}
-		e.stop(keep)
-	}()
+	defer func() { e.finish(res, began, err != nil || res.Failed()) }()
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	w := plan(e, cfg.Seed)
@@ -194,6 +198,11 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	wg.Wait()
 	kills, lastKill, killErrs := k.summary()
 	res.Kills, res.KillErrors = kills, killErrs
+	if !cfg.Cilium {
+		for _, d := range k.allocatorKillTimes() {
+			res.MetalLBKillSeconds = append(res.MetalLBKillSeconds, d.Seconds())
+		}
+	}
 	for _, n := range kills {
 		res.KillTotal += n
 	}
@@ -218,13 +227,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	} else {
 		caughtUp = res.readMetalLB(e.cluster.MetalLBLog(), lastKill, converged)
 	}
-	var anchor time.Time
-	anchor, res.LimitFrom = limitFrom(cfg, from, caughtUp)
-	if !converged.IsZero() {
-		res.ConvergedAfterSeconds = converged.Sub(from).Seconds()
-		res.ConvergedAfterLastKillSeconds = converged.Sub(lastKill).Seconds()
-		res.Converged = converged.Sub(anchor) <= cfg.Converge
-	}
+	res.judge(cfg, k.began, lastKill, from, converged, caughtUp)
 	if cfg.StaticConverge > 0 && cfg.StaticShare > 0 {
 		res.StaticLimitSeconds = cfg.StaticConverge.Seconds()
 		res.Converged = res.Converged && !static.IsZero() && static.Sub(from) <= cfg.StaticConverge
@@ -235,6 +238,42 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	cfg.logf("Run %s: %d kills, %d violations, converged=%v after %.1fs: %s",
 		cfg.Name, res.KillTotal, len(res.Violations), res.Converged, res.ConvergedAfterSeconds, res.Final)
 	return res, nil
+}
+
+// finish records how long the run took and stops its cluster, keeping its
+// folder if keep or -keep says so.
+func (e *env) finish(res *Result, began time.Time, keep bool) {
+	res.DurationSecond = time.Since(began).Seconds()
+	keep = keep || e.cfg.KeepDir
+	if keep {
+		res.Dir = e.cluster.Dir
+	}
+	e.stop(keep)
+}
+
+// judge records when the run converged (zero: never), counted from the
+// start of the kills, from the last kill and from from, the later of it and
+// the workload's last operation, and whether that came within the limit
+// (limitFrom).
+func (r *Result) judge(cfg Config, began, lastKill, from, converged, caughtUp time.Time) {
+	var anchor time.Time
+	anchor, r.LimitFrom = limitFrom(cfg, from, caughtUp)
+	r.ConvergedAfterKillsBeganSeconds = -1
+	if !converged.IsZero() {
+		r.ConvergedAfterKillsBeganSeconds = converged.Sub(began).Seconds()
+		r.ConvergedAfterSeconds = converged.Sub(from).Seconds()
+		r.ConvergedAfterLastKillSeconds = converged.Sub(lastKill).Seconds()
+		r.Converged = converged.Sub(anchor) <= cfg.Converge
+	}
+}
+
+// metallbKills is when MetalLB was killed, after the kills began.
+func (r *Result) metallbKills() []time.Duration {
+	at := make([]time.Duration, len(r.MetalLBKillSeconds))
+	for i, s := range r.MetalLBKillSeconds {
+		at[i] = time.Duration(s * float64(time.Second))
+	}
+	return at
 }
 
 // limitFrom is when a run's convergence limit starts, and what that moment
@@ -322,38 +361,52 @@ func (r *Result) readMetalLB(path string, lastKill, converged time.Time) time.Ti
 // classes' claims had last settled by then (zero if they had not), and the
 // last progress seen.
 func waitConverged(ctx context.Context, cfg Config, chk *checker, from time.Time) (all, static time.Time, last progress) {
+	all, _ = waitStable(ctx, cfg, from, "", func(now time.Time) (bool, string) {
+		chk.sweep()
+		last = chk.progress()
+		switch {
+		case last.StaticUnsettled > 0:
+			static = time.Time{}
+		case static.IsZero():
+			static = now
+		}
+		return last.converged(), last.String()
+	})
+	return all, static, last
+}
+
+// waitStable calls settled every quarter second until it has said true for
+// three seconds in a row, or until the limit and the patience after it have
+// passed from from, logging its state (after label) every ten seconds. It
+// returns when the last run of trues began (zero if none lasted) and the
+// last state.
+func waitStable(ctx context.Context, cfg Config, from time.Time, label string,
+	settled func(now time.Time) (bool, string)) (time.Time, string) {
 	const stable = 3 * time.Second
 	deadline := from.Add(cfg.Converge + cfg.Patience)
 	var since time.Time
 	lastLog := time.Now()
 	for {
-		chk.sweep()
-		p := chk.progress()
 		now := time.Now()
+		done, state := settled(now)
 		switch {
-		case p.StaticUnsettled > 0:
-			static = time.Time{}
-		case static.IsZero():
-			static = now
-		}
-		switch {
-		case !p.converged():
+		case !done:
 			since = time.Time{}
 		case since.IsZero():
 			since = now
 		case now.Sub(since) >= stable:
-			return since, static, p
+			return since, state
 		}
 		if now.After(deadline) {
-			return time.Time{}, static, p
+			return time.Time{}, state
 		}
 		if now.Sub(lastLog) >= 10*time.Second {
-			cfg.logf("%.0fs after the last kill or workload operation: %s", now.Sub(from).Seconds(), p)
+			cfg.logf("%s%.0fs after the last kill or workload operation: %s", label, now.Sub(from).Seconds(), state)
 			lastLog = now
 		}
 		select {
 		case <-ctx.Done():
-			return time.Time{}, static, p
+			return time.Time{}, state
 		case <-time.After(250 * time.Millisecond):
 		}
 	}

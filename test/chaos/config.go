@@ -88,6 +88,11 @@ type Config struct {
 	// MetalLB alone takes longer than Converge to catch up after a restart,
 	// the product is held to what it adds after MetalLB (issue 42).
 	FromMetalLBCatchUp bool
+	// MetalLBAlone runs MetalLB alone after the product's run, on a cluster
+	// of its own: the same workload plan on plain Services, MetalLB killed
+	// at the same moments (alone.go). Its catch-up and convergence after it
+	// are reported beside the product's (Result.MetalLBAlone).
+	MetalLBAlone bool
 	// StaticConverge, if set, is how soon after the last kill (or the
 	// workload's last operation) the static classes' claims, which the
 	// core alone binds, must have settled, whatever the driver's backend
@@ -121,12 +126,12 @@ var presets = map[string]Config{
 	// kills for five minutes; converged within 30 s of MetalLB's own
 	// catch-up.
 	"issue13": {Claims: 1000, Services: 250, Rebuilds: 60, Toggles: 65, ClaimDeletions: 20, Duration: 5 * time.Minute,
-		Converge: 30 * time.Second, FromMetalLBCatchUp: true, StaticConverge: 30 * time.Second, Patience: 4 * time.Minute},
+		Converge: 30 * time.Second, FromMetalLBCatchUp: true, MetalLBAlone: true, StaticConverge: 30 * time.Second, Patience: 4 * time.Minute},
 	// issue19: 600 claims, 300 Services, 150 of them rebuilt, 10 claims
 	// deleted, kills for 180 s; converged within 30 s of MetalLB's own
 	// catch-up.
 	"issue19": {Claims: 600, Services: 300, Rebuilds: 150, ClaimDeletions: 10, Duration: 180 * time.Second,
-		Converge: 30 * time.Second, FromMetalLBCatchUp: true, StaticConverge: 30 * time.Second, Patience: 4 * time.Minute},
+		Converge: 30 * time.Second, FromMetalLBCatchUp: true, MetalLBAlone: true, StaticConverge: 30 * time.Second, Patience: 4 * time.Minute},
 	// short: the version inside make test.
 	"short": {Claims: 80, Services: 30, Rebuilds: 10, Toggles: 8, Moves: 4, ClaimDeletions: 6, EarlyDeletions: 6,
 		LimitShare: 1, Duration: 45 * time.Second},

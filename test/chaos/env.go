@@ -108,7 +108,10 @@ func newScheme() *runtime.Scheme {
 // starved the API server's start past envtest's timeout twice in four runs
 // on two loaded cores.
 func start(ctx context.Context, cfg Config) (_ *env, err error) {
-	e := &env{cfg: cfg, b: cfg.backend(), managers: map[string][]*replica{}}
+	e, err := startCluster(ctx, cfg, cfg.backend().placeholderNamespace, systemNamespace)
+	if err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			e.stop(true)
@@ -116,23 +119,6 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 	}()
 	if e.binDir, err = os.MkdirTemp("", "chaos-managers-"); err != nil {
 		return nil, err
-	}
-	cfg.logf("Starting the local control plane with %s", e.b.name)
-	// MetalLB and LB-IPAM would both answer the workload's Services.
-	opts := cluster.Options{KeepDir: cfg.KeepDir, WithoutMetalLB: cfg.Cilium, WithCilium: cfg.Cilium}
-	if e.cluster, err = cluster.Start(opts); err != nil {
-		return nil, err
-	}
-	if e.c, err = client.New(e.cluster.Config, client.Options{Scheme: newScheme()}); err != nil {
-		return nil, err
-	}
-	if e.cs, err = kubernetes.NewForConfig(e.cluster.Config); err != nil {
-		return nil, err
-	}
-	for _, ns := range []string{e.b.placeholderNamespace, systemNamespace, tenantNamespace} {
-		if err := e.namespace(ctx, ns); err != nil {
-			return nil, err
-		}
 	}
 	cfg.logf("Building the managers")
 	bins, err := e.build()
@@ -156,6 +142,35 @@ func start(ctx context.Context, cfg Config) (_ *env, err error) {
 			if err := waitServing(ctx, r); err != nil {
 				return nil, err
 			}
+		}
+	}
+	return e, nil
+}
+
+// startCluster brings up the control plane with the allocator, and makes
+// namespaces and the tenants' namespace.
+func startCluster(ctx context.Context, cfg Config, namespaces ...string) (_ *env, err error) {
+	e := &env{cfg: cfg, b: cfg.backend(), managers: map[string][]*replica{}}
+	defer func() {
+		if err != nil {
+			e.stop(true)
+		}
+	}()
+	cfg.logf("Starting the local control plane with %s", e.b.name)
+	// MetalLB and LB-IPAM would both answer the workload's Services.
+	opts := cluster.Options{KeepDir: cfg.KeepDir, WithoutMetalLB: cfg.Cilium, WithCilium: cfg.Cilium}
+	if e.cluster, err = cluster.Start(opts); err != nil {
+		return nil, err
+	}
+	if e.c, err = client.New(e.cluster.Config, client.Options{Scheme: newScheme()}); err != nil {
+		return nil, err
+	}
+	if e.cs, err = kubernetes.NewForConfig(e.cluster.Config); err != nil {
+		return nil, err
+	}
+	for _, ns := range append(namespaces, tenantNamespace) {
+		if err := e.namespace(ctx, ns); err != nil {
+			return nil, err
 		}
 	}
 	return e, nil

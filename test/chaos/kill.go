@@ -53,6 +53,10 @@ type killer struct {
 	// allocator hears of every kill of the allocator, for the invariants'
 	// clocks.
 	allocator *allocatorKills
+	// began is when the kills began; allocatorAt, how long after it each
+	// kill of the allocator came (replayed on MetalLB alone, see alone.go).
+	began       time.Time
+	allocatorAt []time.Duration
 }
 
 func newKiller(e *env, seed int64, mk *allocatorKills) *killer {
@@ -62,7 +66,8 @@ func newKiller(e *env, seed int64, mk *allocatorKills) *killer {
 
 // run kills until d has passed, then waits for the last restarts.
 func (k *killer) run(ctx context.Context, d time.Duration) {
-	end := time.Now().Add(d)
+	k.began = time.Now()
+	end := k.began.Add(d)
 	for {
 		pause := k.e.cfg.KillMin + time.Duration(k.rng.Int64N(int64(k.e.cfg.KillMax-k.e.cfg.KillMin)+1))
 		if time.Now().Add(pause).After(end) {
@@ -128,7 +133,11 @@ func (k *killer) killAllocator() {
 	if !k.markDown(name) {
 		return
 	}
-	k.allocator.killed(time.Now())
+	now := time.Now()
+	k.allocator.killed(now)
+	k.mu.Lock()
+	k.allocatorAt = append(k.allocatorAt, now.Sub(k.began))
+	k.mu.Unlock()
 	if err := kill(); err != nil {
 		k.failed("killing " + name + ": " + err.Error())
 	}
@@ -162,6 +171,30 @@ func (k *killer) killManager(ctx context.Context, kind, lease, asLeader, asFollo
 	k.count(role, target.name)
 	k.forget(target.name)
 	k.restartLater(target.name, func() error { return target.start(k.e.cluster) })
+}
+
+// replay kills the allocator at each of at after now, as killAllocator
+// does, then waits for the last restart.
+func (k *killer) replay(ctx context.Context, at []time.Duration) {
+	k.began = time.Now()
+	for _, d := range at {
+		select {
+		case <-ctx.Done():
+			k.restarts.Wait()
+			return
+		case <-time.After(time.Until(k.began.Add(d))):
+		}
+		k.killAllocator()
+	}
+	k.restarts.Wait()
+}
+
+// allocatorKillTimes is how long after the kills began each kill of the
+// allocator came.
+func (k *killer) allocatorKillTimes() []time.Duration {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]time.Duration(nil), k.allocatorAt...)
 }
 
 // forget drops the identities a killed replica held: a lease it held stays

@@ -54,6 +54,7 @@ func main() {
 	flag.IntVar(&o.Workers, "workers", 0, "Cap on the workload operations in flight; 0: each starts at its time.")
 	flag.Int64Var(&o.Seed, "seed", 0, "Seed of the workload's choices and the kills; 0 picks one.")
 	flag.BoolVar(&o.KeepDir, "keep", false, "Keep every run's cluster folder (logs); a failed run's is always kept.")
+	noAlone := flag.Bool("no-metallb-alone", false, "Skip the run of MetalLB alone that the issue13 and issue19 presets add after the product's (docs/chaos.md, \"MetalLB alone\").")
 	flag.Parse()
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 
@@ -69,6 +70,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "chaos:", err)
 			os.Exit(2)
 		}
+		p.MetalLBAlone = p.MetalLBAlone && !*noAlone
 		p.Log = runkit.Logf
 		runs = append(runs, p)
 	}
@@ -82,6 +84,9 @@ func main() {
 		if res != nil {
 			results = append(results, res)
 			failed = failed || res.Failed()
+		}
+		if err == nil && ctx.Err() == nil && cfg.MetalLBAlone {
+			res.MetalLBAlone, err = runAlone(ctx, cfg, res.metallbKills())
 		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "chaos: run %s: %v\n", cfg.Name, err)

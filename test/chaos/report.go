@@ -53,14 +53,10 @@ func markdown(w io.Writer, results []*Result) {
 		_, _ = fmt.Fprintf(w, "- operations: %s (moves %d, claims deleted early %d, class limits at %.0f%% of the demand)\n",
 			counts(r.Operations), r.Size.Moves, r.Size.EarlyDeletions, 100*r.Size.LimitShare)
 		_, _ = fmt.Fprintf(w, "- invariants checked on %d watch events\n", r.WatchEvents)
-		if d := r.WorkloadEndedBeforeLastKillSeconds; d >= 0 {
-			_, _ = fmt.Fprintf(w, "- the workload's last operation ended %.1f s before the last kill\n", d)
-		} else {
-			_, _ = fmt.Fprintf(w, "- the workload's last operation ended %.1f s after the last kill\n", -d)
-		}
+		_, _ = fmt.Fprintf(w, "- the workload's last operation ended %s the last kill\n", beforeAfter(-r.WorkloadEndedBeforeLastKillSeconds))
 		if r.ConvergedAfterSeconds >= 0 {
-			_, _ = fmt.Fprintf(w, "- converged %.1f s after the later of the last kill and the workload's last operation (limit %.0f s from %s)\n",
-				r.ConvergedAfterSeconds, r.LimitSeconds, r.LimitFrom)
+			_, _ = fmt.Fprintf(w, "- converged %.1f s after the later of the last kill and the workload's last operation, %.1f s after the kills began (limit %.0f s from %s)\n",
+				r.ConvergedAfterSeconds, r.ConvergedAfterKillsBeganSeconds, r.LimitSeconds, r.LimitFrom)
 		}
 		if r.StaticConvergedAfterSeconds >= 0 {
 			limit := ""
@@ -75,7 +71,10 @@ func markdown(w io.Writer, results []*Result) {
 		if r.Allocator == ciliumBackend.name {
 			_, _ = fmt.Fprintf(w, "- the Cilium operator last took its lease %.1f s after the last kill\n", r.CiliumLeadingAfterLastKillSeconds)
 		} else {
-			_, _ = fmt.Fprintf(w, "- MetalLB's last start: %.0f s after the last kill; %s\n", r.MetalLBStartedAfterLastKillSeconds, r.catchUpLine())
+			_, _ = fmt.Fprintf(w, "- MetalLB's last start: %s the last kill; %s\n", beforeAfter(r.MetalLBStartedAfterLastKillSeconds), r.catchUpLine())
+		}
+		if a := r.MetalLBAlone; a != nil {
+			_, _ = fmt.Fprintf(w, "- %s\n", a.aloneLine())
 		}
 		ev := map[string]int{}
 		for _, reason := range reportedEvents {
@@ -117,6 +116,38 @@ func (r *Result) catchUpLine() string {
 			r.MetalLBStatusWritesAfterCatchUp, r.MetalLBWriteSecondsAfterCatchUp, metallblog.ClientRate)
 	}
 	return line
+}
+
+// aloneLine sums up MetalLB alone's run (runAlone).
+func (r *Result) aloneLine() string {
+	conv := "did not converge"
+	if r.ConvergedAfterLastKillSeconds >= 0 {
+		conv = fmt.Sprintf("converged %.1f s after its last kill of MetalLB, %.1f s after the kills began", r.ConvergedAfterLastKillSeconds, r.ConvergedAfterKillsBeganSeconds)
+	}
+	line := fmt.Sprintf("MetalLB alone, under the same %d kills of MetalLB, the same plan on %d plain Services (its last operation %s that kill; %s): %s. Its last start: %s that kill; %s",
+		r.KillTotal, r.Size.Services, beforeAfter(-r.WorkloadEndedBeforeLastKillSeconds), counts(r.Operations), conv,
+		beforeAfter(r.MetalLBStartedAfterLastKillSeconds), r.catchUpLine())
+	if r.ConvergedAfterLastKillSeconds >= 0 && r.MetalLBCaughtUpAfterStartSeconds >= 0 && r.ConvergedAfterMetalLBCaughtUpSeconds < 0 {
+		line += fmt.Sprintf("; converged %.0f s before that catch-up ended", -r.ConvergedAfterMetalLBCaughtUpSeconds)
+	}
+	if r.ConvergedAfterLastKillSeconds >= 0 {
+		line += fmt.Sprintf(". Within %.0f s of %s: %v", r.LimitSeconds, r.LimitFrom, r.Converged)
+	}
+	for _, e := range append(r.WorkloadErrors, r.KillErrors...) {
+		line += "; error: " + e
+	}
+	if r.Dir != "" {
+		line += "; logs kept in " + r.Dir
+	}
+	return line
+}
+
+// beforeAfter says seconds as "n s after", or "n s before" when negative.
+func beforeAfter(seconds float64) string {
+	if seconds < 0 {
+		return fmt.Sprintf("%.1f s before", -seconds)
+	}
+	return fmt.Sprintf("%.1f s after", seconds)
 }
 
 func counts(m map[string]int) string {

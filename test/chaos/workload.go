@@ -83,8 +83,11 @@ type claimPlan struct {
 // workload creates, rebuilds, toggles and deletes at a steady pace while
 // the kills go on.
 type workload struct {
-	e      *env
-	rng    *rand.Rand
+	e   *env
+	rng *rand.Rand
+	// t carries the operations out: the workload itself, on the product,
+	// or MetalLB alone's tenant (aloneTenant), on plain Services.
+	t      tenant
 	claims []claimPlan
 	// serviceClaim is the claim index each Service names.
 	serviceClaim []int
@@ -103,6 +106,17 @@ type workload struct {
 	done time.Time
 }
 
+// tenant is what each kind of operation does.
+type tenant interface {
+	createClaim(ctx context.Context, i int) error
+	createService(ctx context.Context, j int) error
+	rebuild(ctx context.Context, j int) error
+	toggle(ctx context.Context, j int) error
+	move(ctx context.Context, j int) error
+	createAndDelete(ctx context.Context, k int) error
+	deleteClaim(ctx context.Context, i int) error
+}
+
 type op struct {
 	kind string
 	run  func(ctx context.Context) error
@@ -118,6 +132,7 @@ func movedName(j int) string { return serviceName(j) + "-moved" }
 func plan(e *env, seed int64) *workload {
 	cfg := e.cfg
 	w := &workload{e: e, rng: rand.New(rand.NewPCG(uint64(seed), 0x776f726b)), counts: map[string]int{}, limits: map[string]int32{}}
+	w.t = w
 	nStatic := int(float64(cfg.Claims) * cfg.StaticShare)
 	nRetain := int(float64(cfg.Claims) * cfg.RetainShare)
 	order := w.rng.Perm(cfg.Claims)
@@ -149,22 +164,22 @@ func plan(e *env, seed int64) *workload {
 		svcOf[i] = j
 	}
 	for i := range w.claims {
-		w.ops = append(w.ops, op{"claim created", func(ctx context.Context) error { return w.createClaim(ctx, i) }})
+		w.ops = append(w.ops, op{"claim created", func(ctx context.Context) error { return w.t.createClaim(ctx, i) }})
 		if j, ok := svcOf[i]; ok {
-			w.ops = append(w.ops, op{"association (Service created)", func(ctx context.Context) error { return w.createService(ctx, j) }})
+			w.ops = append(w.ops, op{"association (Service created)", func(ctx context.Context) error { return w.t.createService(ctx, j) }})
 		}
 	}
 	// Then rebuilds, toggles and claim deletions, shuffled together.
 	svcOrder := w.rng.Perm(len(w.serviceClaim))
 	var later []op
 	for _, j := range svcOrder[:cfg.Rebuilds] {
-		later = append(later, op{"rebuild", func(ctx context.Context) error { return w.rebuild(ctx, j) }})
+		later = append(later, op{"rebuild", func(ctx context.Context) error { return w.t.rebuild(ctx, j) }})
 	}
 	for _, j := range svcOrder[cfg.Rebuilds : cfg.Rebuilds+cfg.Toggles] {
-		later = append(later, op{"toggle", func(ctx context.Context) error { return w.toggle(ctx, j) }})
+		later = append(later, op{"toggle", func(ctx context.Context) error { return w.t.toggle(ctx, j) }})
 	}
 	for _, j := range svcOrder[cfg.Rebuilds+cfg.Toggles : cfg.Rebuilds+cfg.Toggles+cfg.Moves] {
-		later = append(later, op{"move", func(ctx context.Context) error { return w.move(ctx, j) }})
+		later = append(later, op{"move", func(ctx context.Context) error { return w.t.move(ctx, j) }})
 	}
 	for k := range cfg.EarlyDeletions {
 		c := claimPlan{name: fmt.Sprintf("early-%04d", k), class: classDelete, family: cfg.Families[k%len(cfg.Families)], driven: true}
@@ -172,7 +187,7 @@ func plan(e *env, seed int64) *workload {
 			c.class = classRetain
 		}
 		w.early = append(w.early, c)
-		later = append(later, op{"claim created and deleted", func(ctx context.Context) error { return w.createAndDelete(ctx, k) }})
+		later = append(later, op{"claim created and deleted", func(ctx context.Context) error { return w.t.createAndDelete(ctx, k) }})
 	}
 	// Half the deletions hit claims whose Service stays, the rest claims no
 	// Service names.
@@ -190,7 +205,7 @@ func plan(e *env, seed int64) *workload {
 	half := min((cfg.ClaimDeletions+1)/2, len(withService))
 	victims := append(append([]int(nil), withService[:half]...), without[:min(cfg.ClaimDeletions-half, len(without))]...)
 	for _, i := range victims {
-		later = append(later, op{"claim deleted", func(ctx context.Context) error { return w.deleteClaim(ctx, i) }})
+		later = append(later, op{"claim deleted", func(ctx context.Context) error { return w.t.deleteClaim(ctx, i) }})
 	}
 	w.rng.Shuffle(len(later), func(a, b int) { later[a], later[b] = later[b], later[a] })
 	w.ops = append(w.ops, later...)
