@@ -284,16 +284,24 @@ func alonePoolReady(ctx context.Context, e *env) error {
 	}
 }
 
-// aloneSettled says whether every Service in the cache has an address of
-// each of its families from the pool and no address is on two of them.
+// aloneSettled says whether every Service in the cache has settled
+// (servicesSettled), and how far they are.
 func aloneSettled(ctx context.Context, services cache.Cache) (bool, string, error) {
 	list := &corev1.ServiceList{}
 	if err := services.List(ctx, list); err != nil {
 		return false, "", err
 	}
+	done, state := servicesSettled(list.Items)
+	return done, state, nil
+}
+
+// servicesSettled says whether every Service has an address of each of its
+// families from the pool, none is being deleted, and no address is on two
+// of them.
+func servicesSettled(services []corev1.Service) (bool, string) {
 	holder := map[netip.Addr]string{}
 	waiting, shared := 0, 0
-	for _, svc := range list.Items {
+	for _, svc := range services {
 		var ips []netip.Addr
 		for _, in := range svc.Status.LoadBalancer.Ingress {
 			if ip, err := netip.ParseAddr(in.IP); err == nil && inPools(ip) {
@@ -310,6 +318,6 @@ func aloneSettled(ctx context.Context, services cache.Cache) (bool, string, erro
 			holder[ip] = svc.Name
 		}
 	}
-	state := fmt.Sprintf("%d Services, %d waiting for their addresses, %d addresses on two Services", len(list.Items), waiting, shared)
-	return waiting == 0 && shared == 0, state, nil
+	state := fmt.Sprintf("%d Services, %d waiting for their addresses, %d addresses on two Services", len(services), waiting, shared)
+	return waiting == 0 && shared == 0, state
 }

@@ -192,7 +192,7 @@ func (e *env) build() (map[string]string, error) {
 		}()
 	}
 	bins := map[string]string{}
-	var errs []error
+	errs := make([]error, 0, len(pkgs))
 	for range pkgs {
 		r := <-done
 		bins[r.kind] = r.path

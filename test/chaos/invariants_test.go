@@ -315,6 +315,8 @@ func releaseOne(c *checker, left *v1alpha1.IPAddressClassUsage) {
 
 // withdrawnBesideHolder feeds an allocation placeholder under its withdrawn
 // mark (uid p1) and Service t/a, both reporting ip.
+//
+//nolint:unparam // The address stays in every case, so that a reader sees which Services report it.
 func withdrawnBesideHolder(c *checker, ip string) {
 	c.onService(reporting(placeholderNamespace, "alloc", []string{ip}, withUID("p1"), markedWithdrawn()), false)
 	c.onService(reporting("t", "a", []string{ip}), false)

@@ -133,13 +133,14 @@ func (r *Result) aloneLine() string {
 	if r.ConvergedAfterLastKillSeconds >= 0 {
 		line += fmt.Sprintf(". Within %.0f s of %s: %v", r.LimitSeconds, r.LimitFrom, r.Converged)
 	}
-	for _, e := range append(r.WorkloadErrors, r.KillErrors...) {
-		line += "; error: " + e
+	parts := []string{line}
+	for _, e := range slices.Concat(r.WorkloadErrors, r.KillErrors) {
+		parts = append(parts, "error: "+e)
 	}
 	if r.Dir != "" {
-		line += "; logs kept in " + r.Dir
+		parts = append(parts, "logs kept in "+r.Dir)
 	}
-	return line
+	return strings.Join(parts, "; ")
 }
 
 // beforeAfter says seconds as "n s after", or "n s before" when negative.
