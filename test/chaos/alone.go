@@ -235,10 +235,27 @@ func runAlone(ctx context.Context, cfg Config, killsAt []time.Duration) (res *Re
 		return res, settleErr
 	}
 	res.Final = last
+	// Every Service can have its address before MetalLB's catch-up ends
+	// (the addresses it wrote before a kill stay): wait for the catch-up
+	// too, so that the report has MetalLB's own figure.
+	waitCaughtUp(ctx, e.cluster.MetalLBLog(), from.Add(cfg.Converge+cfg.Patience))
 	res.judge(cfg, k.began, lastKill, from, converged, res.readMetalLB(e.cluster.MetalLBLog(), lastKill, converged))
 	cfg.logf("MetalLB alone: %d kills, converged=%v %.1fs after the last kill: %s",
 		res.KillTotal, res.Converged, res.ConvergedAfterLastKillSeconds, res.Final)
 	return res, nil
+}
+
+// waitCaughtUp waits until MetalLB's log at path shows the end of its
+// catch-up after its last start, or until deadline.
+func waitCaughtUp(ctx context.Context, path string, deadline time.Time) {
+	tail := &logTail{path: path}
+	for tail.read().CaughtUp.IsZero() && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // alonePoolReady makes MetalLB's pool over the driver's classes' ranges
