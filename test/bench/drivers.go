@@ -151,8 +151,6 @@ func (d *backend) anchorPinned() string { return d.name + "-pinned" }
 // metallbPools are MetalLB IPAddressPools in MetalLB's namespace.
 type metallbPools struct{}
 
-var gvkMetalLBPool = schema.GroupVersionKind{Group: "metallb.io", Version: "v1beta1", Kind: "IPAddressPool"}
-
 // create makes a pool usable only by Services of namespace name, and waits
 // until MetalLB reports it: a Service created before MetalLB knows its pool
 // fails and is not retried (E3 in docs/performance.md). Like the product's
@@ -160,7 +158,7 @@ var gvkMetalLBPool = schema.GroupVersionKind{Group: "metallb.io", Version: "v1be
 // ending in .0 or .255. A pool for pinned Services alone does not assign
 // addresses by itself (autoAssign off).
 func (metallbPools) create(ctx context.Context, e *env, name string, prefix netip.Prefix, pinnedOnly bool) error {
-	pool := object(gvkMetalLBPool, cluster.MetalLBNamespace, name)
+	pool := object(cluster.MetalLBPool, cluster.MetalLBNamespace, name)
 	pool.Object["spec"] = map[string]any{
 		"addresses":         []any{prefix.String()},
 		"autoAssign":        !pinnedOnly,
@@ -177,7 +175,7 @@ func (metallbPools) create(ctx context.Context, e *env, name string, prefix neti
 }
 
 func (metallbPools) remove(ctx context.Context, e *env, name string) error {
-	return client.IgnoreNotFound(e.c.Delete(ctx, object(gvkMetalLBPool, cluster.MetalLBNamespace, name)))
+	return client.IgnoreNotFound(e.c.Delete(ctx, object(cluster.MetalLBPool, cluster.MetalLBNamespace, name)))
 }
 
 // service: the pool serves the namespace; a pin is MetalLB's annotation.

@@ -24,9 +24,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -56,8 +54,6 @@ import (
 // alonePool is MetalLB's pool for the run, over the driver's classes'
 // ranges, serving the tenants' namespace.
 const alonePool = "chaos-alone"
-
-var gvkMetalLBPool = schema.GroupVersionKind{Group: "metallb.io", Version: "v1beta1", Kind: "IPAddressPool"}
 
 // aloneTenant carries the workload's operations out on plain Services.
 type aloneTenant struct {
@@ -114,20 +110,9 @@ func (a *aloneTenant) createService(ctx context.Context, j int) error {
 }
 
 func (a *aloneTenant) rebuild(ctx context.Context, j int) error {
+	// A plain Service has no finalizer: it is gone when its deletion returns.
 	if err := a.remove(ctx, serviceName(j)); err != nil {
 		return err
-	}
-	key := client.ObjectKey{Namespace: tenantNamespace, Name: serviceName(j)}
-	for {
-		err := a.w.e.c.Get(ctx, key, &corev1.Service{})
-		if apierrors.IsNotFound(err) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
 	}
 	return a.create(ctx, a.service(serviceName(j), a.w.claims[a.w.serviceClaim[j]].family))
 }
@@ -222,18 +207,13 @@ func runAlone(ctx context.Context, cfg Config, killsAt []time.Duration) (res *Re
 	if w.done.After(from) {
 		from = w.done
 	}
-	var settleErr error
 	converged, last := waitStable(ctx, cfg, from, "MetalLB alone, ", func(time.Time) (bool, string) {
-		done, state, err := aloneSettled(ctx, services)
-		if err != nil {
-			settleErr = err
+		list := &corev1.ServiceList{}
+		if err := services.List(ctx, list); err != nil {
 			return false, err.Error()
 		}
-		return done, state
+		return servicesSettled(list.Items)
 	})
-	if settleErr != nil {
-		return res, settleErr
-	}
 	res.Final = last
 	// Every Service can have its address before MetalLB's catch-up ends
 	// (the addresses it wrote before a kill stay): wait for the catch-up
@@ -268,7 +248,7 @@ func alonePoolReady(ctx context.Context, e *env) error {
 		}
 	}
 	pool := &unstructured.Unstructured{}
-	pool.SetGroupVersionKind(gvkMetalLBPool)
+	pool.SetGroupVersionKind(cluster.MetalLBPool)
 	pool.SetNamespace(cluster.MetalLBNamespace)
 	pool.SetName(alonePool)
 	pool.Object["spec"] = map[string]any{
@@ -283,7 +263,7 @@ func alonePoolReady(ctx context.Context, e *env) error {
 	deadline := time.Now().Add(time.Minute)
 	for {
 		got := &unstructured.Unstructured{}
-		got.SetGroupVersionKind(gvkMetalLBPool)
+		got.SetGroupVersionKind(cluster.MetalLBPool)
 		if err := e.c.Get(ctx, client.ObjectKeyFromObject(pool), got); err != nil {
 			return err
 		}
@@ -301,22 +281,11 @@ func alonePoolReady(ctx context.Context, e *env) error {
 	}
 }
 
-// aloneSettled says whether every Service in the cache has settled
-// (servicesSettled), and how far they are.
-func aloneSettled(ctx context.Context, services cache.Cache) (bool, string, error) {
-	list := &corev1.ServiceList{}
-	if err := services.List(ctx, list); err != nil {
-		return false, "", err
-	}
-	done, state := servicesSettled(list.Items)
-	return done, state, nil
-}
-
 // servicesSettled says whether every Service has an address of each of its
 // families from the pool, none is being deleted, and no address is on two
 // of them.
 func servicesSettled(services []corev1.Service) (bool, string) {
-	holder := map[netip.Addr]string{}
+	held := map[netip.Addr]bool{}
 	waiting, shared := 0, 0
 	for _, svc := range services {
 		var ips []netip.Addr
@@ -329,10 +298,10 @@ func servicesSettled(services []corev1.Service) (bool, string) {
 			waiting++
 		}
 		for _, ip := range ips {
-			if _, ok := holder[ip]; ok {
+			if held[ip] {
 				shared++
 			}
-			holder[ip] = svc.Name
+			held[ip] = true
 		}
 	}
 	state := fmt.Sprintf("%d Services, %d waiting for their addresses, %d addresses on two Services", len(services), waiting, shared)
