@@ -171,14 +171,6 @@ const (
 	// Service again (docs/design.md, "Refused requests").
 	AnnotationRetry = "local.sdn.cozystack.io/retry"
 
-	// RetryAskedWhileCatchingUp is AnnotationRetry's value on an allocation
-	// placeholder the MetalLB driver created while MetalLB ignored single
-	// Service events: MetalLB may never have heard of it, so the driver
-	// takes the value away once MetalLB listens again, unless MetalLB has
-	// assigned the placeholder by then (docs/design.md, "MetalLB after a
-	// start").
-	RetryAskedWhileCatchingUp = "asked-while-catching-up"
-
 	// AnnotationYieldedTo, on an allocation placeholder of the MetalLB
 	// driver, is the address MetalLB offered it that the ledger records for
 	// someone else: the placeholder gives it back and waits until its

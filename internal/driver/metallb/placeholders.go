@@ -56,9 +56,6 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 	}
 	ip, ok := placeholder.IngressOfFamily(ph, family)
 	if !ok {
-		if err := b.askAgainAfterCatchUp(ctx, ph); err != nil {
-			return driver.Reservation{}, err
-		}
 		return driver.Reservation{Waiting: fmt.Sprintf("Waiting for MetalLB to assign an %s address from pool %s (exhausted, or MetalLB not running)",
 			family, params.PoolName(class.Name))}, nil
 	}
@@ -78,17 +75,6 @@ func (b *Backend) Reserve(ctx context.Context, claim *v1alpha1.IPAddressClaim, c
 		return driver.Reservation{}, err
 	}
 	return driver.Reservation{Address: ip}, nil
-}
-
-// askAgainAfterCatchUp takes the mark of an allocation placeholder made
-// while MetalLB ignored single events away (a write MetalLB handles, as it
-// may never have heard of the placeholder); while it still ignores them,
-// the write fails and the pass waits for the gate.
-func (b *Backend) askAgainAfterCatchUp(ctx context.Context, ph *corev1.Service) error {
-	if ph.Annotations[v1alpha1.AnnotationRetry] != v1alpha1.RetryAskedWhileCatchingUp {
-		return nil
-	}
-	return placeholder.PatchMeta(ctx, b, ph, map[string]any{placeholder.MetaAnnotations: map[string]any{v1alpha1.AnnotationRetry: nil}})
 }
 
 // Hold keeps a reserved in MetalLB's books with a placeholder Service pinned

@@ -65,19 +65,13 @@ func (s *Set) Allocation(ctx context.Context, claim *v1alpha1.IPAddressClaim, cl
 }
 
 // Record pins an allocation placeholder to the address ip the allocator
-// gave it, and names the IPAddress to come, so that the hold adopts it. The
-// mark of a request made while the allocator caught up
-// (v1alpha1.RetryAskedWhileCatchingUp) goes with it: the request is answered.
+// gave it, and names the IPAddress to come, so that the hold adopts it.
 func (s *Set) Record(ctx context.Context, ph *corev1.Service, ip netip.Addr) error {
 	name := ipaddr.ObjectName(ip)
-	marked := ph.Annotations[v1alpha1.AnnotationRetry] == v1alpha1.RetryAskedWhileCatchingUp
-	if ph.Annotations[s.Pin] == ip.String() && ph.Labels[v1alpha1.LabelAddress] == AddressKey(name) && !marked {
+	if ph.Annotations[s.Pin] == ip.String() && ph.Labels[v1alpha1.LabelAddress] == AddressKey(name) {
 		return nil
 	}
 	orig := ph.DeepCopy()
-	if marked {
-		delete(ph.Annotations, v1alpha1.AnnotationRetry)
-	}
 	ph.Annotations[s.Pin] = ip.String()
 	ph.Annotations[v1alpha1.AnnotationAddressName] = name
 	ph.Labels[v1alpha1.LabelAddress] = AddressKey(name)

@@ -78,7 +78,7 @@ func New(c client.Client, ns string, trust time.Duration) *Gate {
 		trust = DefaultTrust
 	}
 	registerMetrics.Do(func() {
-		ctrlmetrics.Registry.MustRegister(metricReady, metricAnswers, metricAnswerSeconds, metricShut, metricAskedWhileShut)
+		ctrlmetrics.Registry.MustRegister(metricReady, metricAnswers, metricAnswerSeconds, metricShut, metricMadeWhileShut)
 	})
 	metricReady.Set(0) // until the driver hears from MetalLB
 	return &Gate{client: c, ns: ns, now: time.Now, state: State{Trust: trust}, next: make(chan struct{})}
@@ -200,13 +200,13 @@ func (g *Gate) ask(ctx context.Context, q *Question) ([Probes]uint64, error) {
 // Client fails c's writes to Services with an error wrapping
 // driver.ErrNotReady while the gate is shut. Deleting or annotating a
 // tombstone is let through: MetalLB has already let its address go. So is
-// creating an allocation placeholder in the gate's namespace, which fails
-// only after it is made: a new Service fails no pass of MetalLB's (a pass
-// writes only the Services it listed), and the next pass that lists it
-// assigns it. It is marked v1alpha1.RetryAskedWhileCatchingUp, since MetalLB
-// drops its event if no pass lists it, and the failure parks the pass that
-// made it until the gate opens, when the backend takes the mark away
-// (a write MetalLB handles) from a placeholder still waiting.
+// creating an allocation placeholder or a hold in the gate's namespace, and
+// that fails only once the Service is made: a new Service fails no full
+// pass (a pass writes only what it listed), and MetalLB ignores single
+// events only until a pass succeeds, which lists every Service made before
+// it, while the events that come during that pass are handled after it. So
+// the next pass assigns it, and the failure parks the pass that made it
+// until the gate opens.
 func (g *Gate) Client(c client.Client) client.Client { return gatedClient{Client: c, gate: g} }
 
 type gatedClient struct {
@@ -224,29 +224,19 @@ func (c gatedClient) check(ctx context.Context, obj client.Object, create bool) 
 
 func (c gatedClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
 	err := c.check(ctx, obj, true)
-	if errors.Is(err, driver.ErrNotReady) && c.gate.isAllocation(obj) {
-		annotations := obj.GetAnnotations()
-		if annotations == nil {
-			annotations = map[string]string{}
-		}
-		annotations[v1alpha1.AnnotationRetry] = v1alpha1.RetryAskedWhileCatchingUp
-		obj.SetAnnotations(annotations)
+	role := obj.GetLabels()[v1alpha1.LabelPlaceholder]
+	if errors.Is(err, driver.ErrNotReady) && obj.GetNamespace() == c.gate.ns &&
+		(role == v1alpha1.PlaceholderAllocation || role == v1alpha1.PlaceholderHold) {
 		if cerr := c.Client.Create(ctx, obj, opts...); cerr != nil {
 			return cerr
 		}
-		metricAskedWhileShut.Inc()
+		metricMadeWhileShut.WithLabelValues(role).Inc()
 		return err
 	}
 	if err != nil {
 		return err
 	}
 	return c.Client.Create(ctx, obj, opts...)
-}
-
-// isAllocation says whether obj is an allocation placeholder in the gate's
-// namespace.
-func (g *Gate) isAllocation(obj client.Object) bool {
-	return obj.GetNamespace() == g.ns && obj.GetLabels()[v1alpha1.LabelPlaceholder] == v1alpha1.PlaceholderAllocation
 }
 
 func (c gatedClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
@@ -283,10 +273,10 @@ var (
 		Name: "metallb_iad_probe_seconds", Help: "How long MetalLB took to answer the driver's probes.",
 		Buckets: []float64{0.01, 0.05, 0.1, 0.5, 1, 5, 15, 30, 60, 120, 300},
 	})
-	metricAskedWhileShut = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "metallb_iad_placeholders_asked_while_catching_up_total",
-		Help: "Allocation placeholders the driver created while MetalLB ignored single Service events (its next full pass assigns them; one left unassigned is touched once MetalLB handles single events again).",
-	})
+	metricMadeWhileShut = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "metallb_iad_placeholders_made_while_catching_up_total",
+		Help: "Placeholders the driver created while MetalLB ignored single Service events, by role (allocation, hold): MetalLB's next full pass assigns them, and the rest of the driver's work on them waits for the gate.",
+	}, []string{"role"})
 	metricShut = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "metallb_iad_metallb_starts_total",
 		Help: "Starts of MetalLB the driver saw, which shut its gate until MetalLB answers from single events, by signal (pod: its controller's Pod; pool: a pool's count of assigned addresses falling at once; refusal: a refusal naming a deleted placeholder, where neither could show a start).",
