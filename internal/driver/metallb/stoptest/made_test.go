@@ -24,8 +24,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/internal/driver"
@@ -75,9 +73,7 @@ func TestPlaceholdersAreMadeWhileMetalLBCatchesUp(t *testing.T) {
 	g.Expect(mt.Kit.Gone(b.Service(ns, "carrier"))()).To(BeFalse(), "so does the carrier's finalizer")
 
 	lift()
-	orig := nudge.DeepCopy()
-	g.Expect(unstructured.SetNestedField(nudge.Object, true, "spec", "avoidBuggyIPs")).To(Succeed())
-	g.Expect(mt.Client.Patch(ctx, nudge, client.MergeFrom(orig))).To(Succeed())
+	passAgain(g, nudge)
 	bound := mt.BoundAddress(g, ns, "asked")
 	g.Expect(mt.Placeholders(g, bound.Name)()).To(Equal([]string{asked}), "the request, adopted as the hold")
 	g.Eventually(mt.Kit.Gone(b.Service(ns, "carrier")), mt.Timeout, mt.Tick).Should(BeTrue())

@@ -93,9 +93,7 @@ func TestAReleaseMetalLBWouldIgnoreIsNotLost(t *testing.T) {
 	// Once MetalLB handles single events again, the driver makes it let the
 	// phantom go, and the Service gets the address.
 	lift()
-	orig := nudge.DeepCopy()
-	g.Expect(unstructured.SetNestedField(nudge.Object, true, "spec", "avoidBuggyIPs")).To(Succeed())
-	g.Expect(mt.Client.Patch(ctx, nudge, client.MergeFrom(orig))).To(Succeed())
+	passAgain(g, nudge)
 	g.Eventually(mt.IngressOf(g, ns, "after"), mt.Timeout, mt.Tick).Should(Equal([]string{addr.Address}), func() string {
 		return fmt.Sprintf("MetalLB's word on it: %v", mt.ServiceEvents(g, ns, "after"))
 	})
@@ -199,6 +197,14 @@ func unrelatedPool(t *testing.T, g Gomega) *unstructured.Unstructured {
 	mt.Kit.Create(g, u)
 	t.Cleanup(func() { _ = mt.Client.Delete(context.Background(), u) })
 	return u
+}
+
+// passAgain changes the pool unrelatedPool made, once, which makes MetalLB
+// run a full pass at once.
+func passAgain(g Gomega, nudge *unstructured.Unstructured) {
+	orig := nudge.DeepCopy()
+	g.Expect(unstructured.SetNestedField(nudge.Object, true, "spec", "avoidBuggyIPs")).To(Succeed())
+	g.Expect(mt.Client.Patch(context.Background(), nudge, client.MergeFrom(orig))).To(Succeed())
 }
 
 // metallbSeries reads one series of the MetalLB controller's metrics, by
