@@ -153,22 +153,6 @@ func tombstonesMade(t *testing.T, g Gomega) func() []string {
 // restarts.
 const trust = time.Second
 
-// reconciles counts the passes the drivers of this process ran in their
-// controller of that name, whatever the result.
-func reconciles(g Gomega, controller string) func() float64 {
-	return func() float64 {
-		sum := 0.0
-		for _, m := range testkit.Series(g, "controller_runtime_reconcile_total") {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == controller {
-					sum += m.GetCounter().GetValue()
-				}
-			}
-		}
-		return sum
-	}
-}
-
 // driverSeries reads an unlabelled series of the driver's metrics (the
 // driver runs in this process).
 func driverSeries(g Gomega, name string) func() float64 {
