@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/cluster"
 )
@@ -158,7 +159,7 @@ type metallbPools struct{}
 // ending in .0 or .255. A pool for pinned Services alone does not assign
 // addresses by itself (autoAssign off).
 func (metallbPools) create(ctx context.Context, e *env, name string, prefix netip.Prefix, pinnedOnly bool) error {
-	pool := object(cluster.MetalLBPool, cluster.MetalLBNamespace, name)
+	pool := object(params.IPAddressPoolGVK, cluster.MetalLBNamespace, name)
 	pool.Object["spec"] = map[string]any{
 		"addresses":         []any{prefix.String()},
 		"autoAssign":        !pinnedOnly,
@@ -175,7 +176,7 @@ func (metallbPools) create(ctx context.Context, e *env, name string, prefix neti
 }
 
 func (metallbPools) remove(ctx context.Context, e *env, name string) error {
-	return client.IgnoreNotFound(e.c.Delete(ctx, object(cluster.MetalLBPool, cluster.MetalLBNamespace, name)))
+	return client.IgnoreNotFound(e.c.Delete(ctx, object(params.IPAddressPoolGVK, cluster.MetalLBNamespace, name)))
 }
 
 // service: the pool serves the namespace; a pin is MetalLB's annotation.

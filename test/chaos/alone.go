@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver/metallb/params"
 	b "github.com/cozystack/address-controller/test/builder"
 	"github.com/cozystack/address-controller/test/cluster"
 )
@@ -248,7 +249,7 @@ func alonePoolReady(ctx context.Context, e *env) error {
 		}
 	}
 	pool := &unstructured.Unstructured{}
-	pool.SetGroupVersionKind(cluster.MetalLBPool)
+	pool.SetGroupVersionKind(params.IPAddressPoolGVK)
 	pool.SetNamespace(cluster.MetalLBNamespace)
 	pool.SetName(alonePool)
 	pool.Object["spec"] = map[string]any{
@@ -263,7 +264,7 @@ func alonePoolReady(ctx context.Context, e *env) error {
 	deadline := time.Now().Add(time.Minute)
 	for {
 		got := &unstructured.Unstructured{}
-		got.SetGroupVersionKind(cluster.MetalLBPool)
+		got.SetGroupVersionKind(params.IPAddressPoolGVK)
 		if err := e.c.Get(ctx, client.ObjectKeyFromObject(pool), got); err != nil {
 			return err
 		}

@@ -35,7 +35,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -55,9 +54,6 @@ const (
 
 // MetalLBNamespace is where the MetalLB controller reads its configuration.
 const MetalLBNamespace = "metallb-system"
-
-// MetalLBPool is the kind of MetalLB's address pools.
-var MetalLBPool = schema.GroupVersionKind{Group: "metallb.io", Version: "v1beta1", Kind: "IPAddressPool"}
 
 // Options choose the parts of a cluster.
 type Options struct {
