@@ -49,6 +49,10 @@ type event struct {
 	Output  string
 }
 
+// actionFail is the Action of a test or package that failed, and the
+// Result this program gives it.
+const actionFail = "fail"
+
 // timing is how long a package or a test ran, and how it ended. A
 // package's Elapsed leaves out the time it Waited for a test slot
 // (test/slot) before it could start its work.
@@ -99,7 +103,7 @@ func read(in io.Reader, out io.Writer) (*report, error) {
 		var e event
 		if err := json.Unmarshal(line, &e); err != nil || e.Action == "" {
 			// Not an event: the go command's own words (a build error).
-			fmt.Fprintln(out, string(line))
+			_, _ = fmt.Fprintln(out, string(line))
 			continue
 		}
 		key := e.Package + " " + e.Test
@@ -109,15 +113,15 @@ func read(in io.Reader, out io.Writer) (*report, error) {
 				waited[e.Package] += d
 			}
 			if e.Test == "" && isResultLine(e.Output) {
-				fmt.Fprint(out, e.Output)
+				_, _ = fmt.Fprint(out, e.Output)
 				continue
 			}
 			pending[key] = append(pending[key], e.Output)
-		case "pass", "fail", "skip":
+		case "pass", actionFail, "skip":
 			d := time.Duration(e.Elapsed * float64(time.Second))
-			if e.Action == "fail" {
+			if e.Action == actionFail {
 				r.Failed = true
-				fmt.Fprint(out, strings.Join(pending[key], ""))
+				_, _ = fmt.Fprint(out, strings.Join(pending[key], ""))
 				if e.Test == "" {
 					// Tests that never ended: the package exited under them.
 					flush(out, pending, e.Package)
@@ -133,7 +137,7 @@ func read(in io.Reader, out io.Writer) (*report, error) {
 			}
 		case "build-fail":
 			r.Failed = true
-			fmt.Fprint(out, strings.Join(pending[key], ""))
+			_, _ = fmt.Fprint(out, strings.Join(pending[key], ""))
 			delete(pending, key)
 		}
 	}
@@ -145,7 +149,7 @@ func flush(out io.Writer, pending map[string][]string, pkg string) {
 	keys := slices.Sorted(maps.Keys(pending))
 	for _, k := range keys {
 		if strings.HasPrefix(k, pkg+" ") {
-			fmt.Fprint(out, strings.Join(pending[k], ""))
+			_, _ = fmt.Fprint(out, strings.Join(pending[k], ""))
 			delete(pending, k)
 		}
 	}
@@ -187,23 +191,23 @@ func (r *report) print(w io.Writer, n int) {
 	packages := slices.Clone(r.Packages)
 	slices.SortFunc(packages, longest)
 	var total, waited time.Duration
-	fmt.Fprintln(w, "\npackage times (longest first), not counting the wait for a test slot:")
+	_, _ = fmt.Fprintln(w, "\npackage times (longest first), not counting the wait for a test slot:")
 	for _, p := range packages {
-		if p.Elapsed > 0 || p.Result == "fail" {
-			fmt.Fprintf(w, "  %8.1fs  %-4s  %s", p.Elapsed.Seconds(), p.Result, short(p.Name))
+		if p.Elapsed > 0 || p.Result == actionFail {
+			_, _ = fmt.Fprintf(w, "  %8.1fs  %-4s  %s", p.Elapsed.Seconds(), p.Result, short(p.Name))
 			if p.Waited > 0 {
-				fmt.Fprintf(w, " (and %.1fs waiting)", p.Waited.Seconds())
+				_, _ = fmt.Fprintf(w, " (and %.1fs waiting)", p.Waited.Seconds())
 			}
-			fmt.Fprintln(w)
+			_, _ = fmt.Fprintln(w)
 		}
 		total += p.Elapsed
 		waited += p.Waited
 	}
-	fmt.Fprintf(w, "  %8.1fs  in all, over %d packages (and %.1fs waiting for a slot)\n", total.Seconds(), len(packages), waited.Seconds())
+	_, _ = fmt.Fprintf(w, "  %8.1fs  in all, over %d packages (and %.1fs waiting for a slot)\n", total.Seconds(), len(packages), waited.Seconds())
 	tests := slices.Clone(r.Tests)
 	slices.SortFunc(tests, longest)
-	fmt.Fprintf(w, "\nthe %d slowest tests:\n", min(n, len(tests)))
+	_, _ = fmt.Fprintf(w, "\nthe %d slowest tests:\n", min(n, len(tests)))
 	for _, t := range tests[:min(n, len(tests))] {
-		fmt.Fprintf(w, "  %8.1fs  %-4s  %s\n", t.Elapsed.Seconds(), t.Result, t.Name)
+		_, _ = fmt.Fprintf(w, "  %8.1fs  %-4s  %s\n", t.Elapsed.Seconds(), t.Result, t.Name)
 	}
 }

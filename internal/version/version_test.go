@@ -57,7 +57,8 @@ func TestEveryBinaryReportsItsRelease(t *testing.T) {
 	}
 	dir := t.TempDir()
 	binaries := []string{"address-controller", "metallb-iad", "cilium-iad", "kubectl-ipam"}
-	args := []string{"build", "-ldflags", "-X " + linkName + "=v9.8.7", "-o", dir + string(filepath.Separator)}
+	args := make([]string, 0, 5+len(binaries))
+	args = append(args, "build", "-ldflags", "-X "+linkName+"=v9.8.7", "-o", dir+string(filepath.Separator))
 	for _, b := range binaries {
 		args = append(args, "../../cmd/"+b)
 	}

@@ -87,7 +87,8 @@ func TestCountRanges(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		return r
 	}
-	ranges := []ipaddr.Range{parse("198.51.100.0/28"), parse("203.0.113.10-203.0.113.12"), parse("2001:db8::/124")}
+	ranges := make([]ipaddr.Range, 0, 5)
+	ranges = append(ranges, parse("198.51.100.0/28"), parse("203.0.113.10-203.0.113.12"), parse("2001:db8::/124"))
 	g.Expect(driver.CountRanges(ranges, ipaddr.Range.Size)).To(Equal(driver.Counts{IPv4: 19, IPv6: 16}))
 	g.Expect(driver.CountRanges(ranges, func(r ipaddr.Range) int64 { return r.UsableSize(true) })).To(Equal(driver.Counts{IPv4: 18, IPv6: 16}), "198.51.100.0 left out")
 

@@ -188,7 +188,11 @@ func TestDriverStatusDropped(t *testing.T) {
 			st := driverStatus(tc.obs)
 			c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDropped)
 			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.Status == metav1.ConditionTrue).To(Equal(tc.dropped))
+			want := metav1.ConditionFalse
+			if tc.dropped {
+				want = metav1.ConditionTrue
+			}
+			g.Expect(c.Status).To(Equal(want))
 			if tc.dropped {
 				g.Expect(c.Reason).To(Equal(v1alpha1.ReasonNoLongerReported))
 				g.Expect(c.Message).To(ContainSubstring("Service tenant/a carried 10.0.0.1"))

@@ -84,7 +84,7 @@ func shrinking(t *testing.T, g *WithT, s *suite) {
 	addrs := s.bound(g, ns, "web")
 	s.held(g, addrs)
 	counts := s.countsOf(g, class)
-	g.Eventually(counts, timeout, tick).Should(Equal(classCounts{"32 16 16", "1 1 0", "31 15 16"}))
+	g.Eventually(counts, timeout, tick).Should(Equal(classCounts{allOf16And16, "1 1 0", "31 15 16"}))
 
 	other, _ := s.h.Ranges()
 	g.Eventually(func() error {

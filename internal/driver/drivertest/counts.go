@@ -44,6 +44,10 @@ const countsWritePeriod = time.Second
 // shown as "total ipv4 ipv6" ("-" for an absent family).
 type classCounts struct{ Capacity, Used, Available string }
 
+// allOf16And16 is the counts of a /28 and a /124 together: 16 addresses
+// of each family.
+const allOf16And16 = "32 16 16"
+
 // capacityAndUse: the driver reports on its class what the class's ranges
 // offer, how many IPAddresses it has and how many addresses are left, per
 // family; claims coming and going move the counts, and a burst of claims
@@ -53,12 +57,12 @@ func capacityAndUse(t *testing.T, g *WithT, s *suite) {
 	v4, v6 := s.h.Ranges()
 	class := s.class(t, g, v1alpha1.ReclaimDelete, v4, v6)
 	counts := s.countsOf(g, class)
-	g.Eventually(counts, timeout, tick).Should(Equal(classCounts{"32 16 16", "0 0 0", "32 16 16"}),
+	g.Eventually(counts, timeout, tick).Should(Equal(classCounts{allOf16And16, "0 0 0", allOf16And16}),
 		"a /28 and a /124 offer 16 addresses each, none used")
 
 	writes := s.countWrites(t, g, class)
 	start := time.Now()
-	var claims []client.Object
+	claims := make([]client.Object, 0, 8)
 	for i := range 6 {
 		claims = append(claims, b.Claim(ns, fmt.Sprintf("v4-%d", i), b.OfClass(class), b.Family(v1alpha1.IPv4)))
 	}
@@ -66,7 +70,7 @@ func capacityAndUse(t *testing.T, g *WithT, s *suite) {
 		claims = append(claims, b.Claim(ns, fmt.Sprintf("dual-%d", i), b.OfClass(class), b.Family(v1alpha1.Dual)))
 	}
 	s.kit.CreateConcurrently(g, claims...)
-	g.Eventually(counts, timeout, tick).Should(Equal(classCounts{"32 16 16", "10 8 2", "22 8 14"}),
+	g.Eventually(counts, timeout, tick).Should(Equal(classCounts{allOf16And16, "10 8 2", "22 8 14"}),
 		"eight IPv4 addresses and two IPv6 ones")
 	elapsed := time.Since(start)
 	t.Logf("%d writes of the counts in %v", writes.Load(), elapsed)
@@ -79,12 +83,12 @@ func capacityAndUse(t *testing.T, g *WithT, s *suite) {
 	for i := range 2 {
 		g.Expect(s.c.Delete(context.Background(), b.Claim(ns, fmt.Sprintf("dual-%d", i)))).To(Succeed())
 	}
-	g.Eventually(counts, timeout, tick).Should(Equal(classCounts{"32 16 16", "6 6 0", "26 10 16"}),
+	g.Eventually(counts, timeout, tick).Should(Equal(classCounts{allOf16And16, "6 6 0", "26 10 16"}),
 		"the Dual claims' addresses went with them")
 	for i := range 6 {
 		g.Expect(s.c.Delete(context.Background(), b.Claim(ns, fmt.Sprintf("v4-%d", i)))).To(Succeed())
 	}
-	g.Eventually(counts, timeout, tick).Should(Equal(classCounts{"32 16 16", "0 0 0", "32 16 16"}),
+	g.Eventually(counts, timeout, tick).Should(Equal(classCounts{allOf16And16, "0 0 0", allOf16And16}),
 		"every address went back")
 }
 

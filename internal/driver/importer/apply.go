@@ -90,7 +90,7 @@ func begin(ctx context.Context, c client.Client, d importing, class *v1alpha1.IP
 		now := serviceOf(svc, "", d)
 		switch {
 		case svc.UID != s.UID:
-			return fmt.Errorf("Service %s was re-created since it was read", s.Key())
+			return fmt.Errorf("the Service %s was re-created since it was read", s.Key())
 		case !slices.Equal(now.Ingress, im.Addresses):
 			return fmt.Errorf("Service %s now reports %s, not %s", s.Key(), joinIPs(now.Ingress), joinIPs(im.Addresses))
 		case now.Claim != "" && now.Claim != im.Claim:

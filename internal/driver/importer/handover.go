@@ -215,7 +215,7 @@ func (h *Handover) awaitMovers(ctx context.Context, c client.WithWatch, timeout 
 		}
 	}
 	if len(lost) > 0 {
-		return fmt.Errorf("Services lost their addresses or were tied again: %v", lost)
+		return fmt.Errorf("services lost their addresses or were tied again: %v", lost)
 	}
 	if len(late) > 0 {
 		return fmt.Errorf("the allocator has not caught up in %v (is it running?): %v; run the same command again", timeout, late)

@@ -93,7 +93,7 @@ func TestPlanHandoverUntiesOnlyWhatItImported(t *testing.T) {
 		"Service ns/stranger-tied holds 192.0.2.3 but names pool legacy, so it would lose it: import it first, or remove that by hand",
 		"Service ns/refused holds 192.0.2.13, which class public would not give it",
 	))
-	var movers []string
+	movers := make([]string, 0, len(h.movers))
 	for _, m := range h.movers {
 		movers = append(movers, m.Name)
 	}

@@ -183,7 +183,7 @@ func (h *handover) Untie(ctx context.Context, c client.Client, svc *corev1.Servi
 			return err
 		}
 		if now.UID != svc.UID {
-			return fmt.Errorf("Service %s/%s was re-created since it was read", svc.Namespace, svc.Name)
+			return fmt.Errorf("the Service %s/%s was re-created since it was read", svc.Namespace, svc.Name)
 		}
 		keys := h.tyingKeys(now)
 		if len(keys) == 0 {

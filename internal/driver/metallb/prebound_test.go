@@ -64,7 +64,7 @@ func TestPreBoundAddressesOutsideAnExhaustedRange(t *testing.T) {
 	for i := range 4 {
 		mt.BoundAddress(g, ns, fmt.Sprintf("fill-%d", i))
 	}
-	var waiting []*v1alpha1.IPAddressClaim
+	waiting := make([]*v1alpha1.IPAddressClaim, 0, 3)
 	for i := range 3 {
 		mt.Kit.Create(g, b.Claim(ns, fmt.Sprintf("waiting-%d", i), b.OfClass(class)))
 	}
@@ -109,7 +109,7 @@ func TestPreBoundAddressesOutsideAnExhaustedRange(t *testing.T) {
 	freed := mt.BoundAddress(g, ns, "fill-0")
 	g.Expect(mt.Client.Delete(context.Background(), mt.Kit.Claim(g, ns, "fill-0"))).To(Succeed())
 	g.Eventually(func(g Gomega) []string {
-		var out []string
+		out := make([]string, 0, len(waiting))
 		for _, w := range waiting {
 			out = append(out, recordedFor(g, w)...)
 		}

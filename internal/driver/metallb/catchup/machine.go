@@ -205,7 +205,7 @@ func Step(s State, e Event) (State, Actions) {
 		}
 	case Overdue:
 		if s.Out != nil && s.Out.At.Equal(e.At) {
-			a.Ready = ptr(false)
+			a.Ready = new(false)
 		}
 	case ProbeGone:
 		if s.Out != nil && s.Out.Set == e.Set {
@@ -221,26 +221,9 @@ func Step(s State, e Event) (State, Actions) {
 		}
 		s.Direct, s.pools, s.watched = true, nil, false
 	case Pool:
-		if s.Direct {
-			break
+		if !s.Direct {
+			return poolChanged(s, e)
 		}
-		before := s.pools[e.Pool]
-		s.pools = maps.Clone(s.pools)
-		if s.pools == nil {
-			s.pools = map[string]int64{}
-		}
-		if e.Gone {
-			delete(s.pools, e.Pool)
-		} else {
-			s.pools[e.Pool] = e.Assigned
-			if before >= restartedFrom && float64(e.Assigned) < restartedBelow*float64(before) {
-				a.Why = shut(&s, "MetalLB's count of the addresses it assigned from a pool fell at once: it started again")
-			}
-		}
-		// Once no pool can show a start, the answer holds for Trust from
-		// when it came; a pool that grows able to while it holds makes it
-		// hold from then on.
-		s.watched = s.startShows() && s.Open(e.Now)
 	case Refused:
 		// Where a start would show (its Pod, or a pool big enough), a
 		// refusal is no sign of one: MetalLB's own full passes leave
@@ -255,6 +238,30 @@ func Step(s State, e Event) (State, Actions) {
 			a.Why = shut(&s, "MetalLB refused an address for a placeholder it never heard was deleted: it was ignoring single Service events")
 		}
 	}
+	return s, a
+}
+
+// poolChanged follows a pool's count of assigned addresses, where MetalLB's
+// Pod is not seen: a count that falls at once is a start.
+func poolChanged(s State, e Event) (State, Actions) {
+	var a Actions
+	before := s.pools[e.Pool]
+	s.pools = maps.Clone(s.pools)
+	if s.pools == nil {
+		s.pools = map[string]int64{}
+	}
+	if e.Gone {
+		delete(s.pools, e.Pool)
+	} else {
+		s.pools[e.Pool] = e.Assigned
+		if before >= restartedFrom && float64(e.Assigned) < restartedBelow*float64(before) {
+			a.Why = shut(&s, "MetalLB's count of the addresses it assigned from a pool fell at once: it started again")
+		}
+	}
+	// Once no pool can show a start, the answer holds for Trust from when
+	// it came; a pool that grows able to while it holds makes it hold from
+	// then on.
+	s.watched = s.startShows() && s.Open(e.Now)
 	return s, a
 }
 
@@ -302,7 +309,7 @@ func read(s State, e Event) (State, Actions) {
 		return s, a
 	}
 	if !slices.Equal(byRevision(q.answers), byRevision(q.written)) {
-		a.Answer, a.Ready, s.inOrder = "full-pass", ptr(false), 0
+		a.Answer, a.Ready, s.inOrder = "full-pass", new(false), 0
 		s, a.Ask = ask(s, e)
 		return s, a
 	}
@@ -311,7 +318,7 @@ func read(s State, e Event) (State, Actions) {
 		s, a.Ask = ask(s, e)
 		return s, a
 	}
-	a.Ready, a.Opened, s.inOrder = ptr(true), true, 0
+	a.Ready, a.Opened, s.inOrder = new(true), true, 0
 	s.Trusted, s.watched = e.Now, s.startShows()
 	return s, a
 }
@@ -325,5 +332,3 @@ func byRevision(revisions [Probes]uint64) []int {
 	slices.SortFunc(probes, func(x, y int) int { return cmp.Compare(revisions[x], revisions[y]) })
 	return probes
 }
-
-func ptr[T any](v T) *T { return &v }

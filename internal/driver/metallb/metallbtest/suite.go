@@ -119,13 +119,15 @@ func Main(m *testing.M, opts Options) int {
 // gate's probes, which come and go on their own, are left out.
 func sights() []testkit.Sight {
 	probe := func(name string) bool { return strings.HasPrefix(name, "metallb-iad-probe-") }
-	out := []testkit.Sight{
-		{Kind: "Namespace", List: &corev1.NamespaceList{}},
-		{Kind: "IPAddressClass", List: &v1alpha1.IPAddressClassList{}},
-		{Kind: "IPAddress", List: &v1alpha1.IPAddressList{}},
-		{Kind: "Service", List: &corev1.ServiceList{}, Namespace: PlaceholderNS, Skip: probe},
-	}
-	for _, kind := range []string{params.IPAddressPoolGVK.Kind, params.L2AdvertisementGVK.Kind, params.BGPAdvertisementGVK.Kind} {
+	metallbKinds := []string{params.IPAddressPoolGVK.Kind, params.L2AdvertisementGVK.Kind, params.BGPAdvertisementGVK.Kind}
+	out := make([]testkit.Sight, 0, 4+len(metallbKinds))
+	out = append(out,
+		testkit.Sight{Kind: "Namespace", List: &corev1.NamespaceList{}},
+		testkit.Sight{Kind: "IPAddressClass", List: &v1alpha1.IPAddressClassList{}},
+		testkit.Sight{Kind: "IPAddress", List: &v1alpha1.IPAddressList{}},
+		testkit.Sight{Kind: "Service", List: &corev1.ServiceList{}, Namespace: PlaceholderNS, Skip: probe},
+	)
+	for _, kind := range metallbKinds {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(params.GroupVersion.WithKind(kind + "List"))
 		out = append(out, testkit.Sight{Kind: kind, List: list, Namespace: cluster.MetalLBNamespace})
@@ -237,15 +239,15 @@ func prepareTidying(t *testing.T) {
 		}
 	}
 	managers.Lock()
-	shared, core, drv := managers.shared, anyRunning(managers.cores), anyRunning(managers.drivers)
+	shared, coreUp, drvUp := managers.shared, anyRunning(managers.cores), anyRunning(managers.drivers)
 	managers.Unlock()
 	if shared {
 		return
 	}
-	if !core {
+	if !coreUp {
 		StartCore(t)
 	}
-	if !drv {
+	if !drvUp {
 		StartDriver(t)
 	}
 }
