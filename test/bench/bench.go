@@ -354,7 +354,30 @@ func (e *env) measure(ctx context.Context, sc scenario, n int, ceiling Ceiling) 
 	p50, p99 := quantiles(latencies)
 	res.P50Ms, res.P99Ms = ms(p50), ms(p99)
 	res.Stages = stages
-	res.Processes = map[string]ProcStats{}
+	res.Processes = e.processStats(rctx, pids, cpuBefore, reset, after.memLimits)
+	if errBefore != nil || errAfter != nil {
+		res.Error = strings.TrimSpace(res.Error + fmt.Sprintf(" reading counters: %v %v", errBefore, errAfter))
+		return res
+	}
+	if sc.objects != nil && res.Converged {
+		objs, err := sc.objects(rctx)
+		res.Objects = objs
+		if err != nil {
+			e.cfg.logf("N=%d: %s: reading its objects: %v", n, sc.name, err)
+		}
+	}
+	res.addCounts(before, after, otherClients(e.backend.title))
+	if ceiling.WritesPerSecond > 0 && sc.minWrites > 0 {
+		res.CeilingRatio = res.PerSecond / (ceiling.WritesPerSecond / float64(sc.minWrites))
+	}
+	return res
+}
+
+// processStats reads each process's memory and the CPU it used since
+// cpuBefore.
+func (e *env) processStats(ctx context.Context, pids map[string]int, cpuBefore map[string]time.Duration,
+	reset map[string]bool, memLimits map[string]float64) map[string]ProcStats {
+	out := map[string]ProcStats{}
 	for name, pid := range pids {
 		ps, err := readProc(pid)
 		if err != nil {
@@ -363,30 +386,25 @@ func (e *env) measure(ctx context.Context, sc scenario, n int, ceiling Ceiling) 
 		st := ProcStats{PeakRSSMiB: mib(ps.hwm), RSSMiB: mib(ps.rss), FileRSSMiB: mib(ps.fileRSS),
 			CPUSeconds: (ps.cpu - cpuBefore[name]).Seconds(), PeakSinceStart: !reset[name]}
 		if url, ok := e.pprof[name]; ok {
-			if live, err := liveHeap(rctx, url); err == nil {
+			if live, err := liveHeap(ctx, url); err == nil {
 				st.LiveHeapMiB = mib(live)
 			}
 		}
-		if limit, ok := after.memLimits[name]; ok {
+		if limit, ok := memLimits[name]; ok {
 			st.MemoryLimitMiB = mib(uint64(limit))
 		}
-		res.Processes[name] = st
+		out[name] = st
 	}
-	if errBefore != nil || errAfter != nil {
-		res.Error = strings.TrimSpace(res.Error + fmt.Sprintf(" reading counters: %v %v", errBefore, errAfter))
-		return res
-	}
+	return out
+}
+
+// addCounts sets what the counters moved by between before and after, per
+// claim; the writes no client counted as its own go to other.
+func (res *Result) addCounts(before, after counterSet, other string) {
 	writes := after.api.minus(before.api)
-	per := func(v float64) float64 { return v / float64(n) }
+	per := func(v float64) float64 { return v / float64(res.N) }
 	if before.etcdReceived > 0 && after.etcdReceived > 0 {
 		res.EtcdBytesPerClaim = per(after.etcdReceived - before.etcdReceived)
-	}
-	if sc.objects != nil && res.Converged {
-		objs, err := sc.objects(rctx)
-		res.Objects = objs
-		if err != nil {
-			e.cfg.logf("N=%d: %s: reading its objects: %v", n, sc.name, err)
-		}
 	}
 	res.Writes = map[string]float64{}
 	for k, v := range writes.byKind {
@@ -399,14 +417,14 @@ func (e *env) measure(ctx context.Context, sc scenario, n int, ceiling Ceiling) 
 		res.Conflicts[k] = per(v)
 	}
 	res.ByClient = map[string]float64{}
-	other := writes.total()
+	unclaimed := writes.total()
 	for name, v := range after.clients {
 		if was, ok := before.clients[name]; ok {
 			res.ByClient[name] = per(v - was)
-			other -= v - was
+			unclaimed -= v - was
 		}
 	}
-	res.ByClient[otherClients(e.backend.title)] = per(other)
+	res.ByClient[other] = per(unclaimed)
 	res.Reconciles, res.QueueAdds = map[string]float64{}, map[string]float64{}
 	for k, v := range after.reconciles {
 		if d := v - before.reconciles[k]; d > 0 {
@@ -419,10 +437,6 @@ func (e *env) measure(ctx context.Context, sc scenario, n int, ceiling Ceiling) 
 		}
 	}
 	res.Unheld = unheldStats(before.unheld, after.unheld)
-	if ceiling.WritesPerSecond > 0 && sc.minWrites > 0 {
-		res.CeilingRatio = res.PerSecond / (ceiling.WritesPerSecond / float64(sc.minWrites))
-	}
-	return res
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -475,8 +489,8 @@ func (e *env) counters(ctx context.Context) (counterSet, error) {
 	}
 	cs := counterSet{api: api, clients: map[string]float64{procBench: e.ownWrites.get()},
 		reconciles: map[string]float64{}, adds: map[string]float64{}, memLimits: map[string]float64{}}
-	if b, err := e.etcdReceivedBytes(ctx); err == nil {
-		cs.etcdReceived = b
+	if received, err := e.etcdReceivedBytes(ctx); err == nil {
+		cs.etcdReceived = received
 	}
 	endpoints := map[string]string{procCore: e.coreURL, procDriver: e.driverURL, e.backend.name: e.backend.metrics(e.cluster)}
 	for name, p := range e.peers {
@@ -605,7 +619,7 @@ func (e *env) ceiling(ctx context.Context, n int) (Ceiling, error) {
 	if etcdAfter, err := e.etcdReceivedBytes(ctx); err == nil && etcdBefore > 0 {
 		c.EtcdBytesPerWrite = (etcdAfter - etcdBefore) / writes
 	}
-	if o, _, err := e.objectSize(ctx, objectRef{kind: "probe", group: "bench.local.sdn.cozystack.io", version: "v1alpha1",
+	if o, _, err := e.objectSize(ctx, objectRef{kind: "probe", group: probeGroup, version: probeVersion,
 		resource: "probes", namespace: ns, name: "probe-00000"}); err == nil {
 		c.Object = &o
 	}
@@ -616,9 +630,13 @@ func (e *env) ceiling(ctx context.Context, n int) (Ceiling, error) {
 	return c, nil
 }
 
+// probeGroup and probeVersion are the ceiling's trivial kind's
+// (testdata/crds/probes.yaml).
+const probeGroup, probeVersion = "bench.local.sdn.cozystack.io", "v1alpha1"
+
 func probe(ns, name string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
-	u.SetAPIVersion("bench.local.sdn.cozystack.io/v1alpha1")
+	u.SetAPIVersion(probeGroup + "/" + probeVersion)
 	u.SetKind("Probe")
 	u.SetNamespace(ns)
 	u.SetName(name)

@@ -357,7 +357,8 @@ func (e *env) stop() {
 	if e.stopCache != nil {
 		e.stopCache()
 	}
-	procs := []*cluster.Process{e.driver, e.core}
+	procs := make([]*cluster.Process, 0, 2+len(e.peers))
+	procs = append(procs, e.driver, e.core)
 	for _, p := range e.peers {
 		procs = append(procs, p.proc)
 	}

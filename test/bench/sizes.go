@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"strings"
 
+	v1alpha1 "github.com/cozystack/address-controller/api/local/v1alpha1"
 	"github.com/cozystack/address-controller/test/promtext"
 	"github.com/cozystack/address-controller/test/runkit"
 )
@@ -180,25 +181,24 @@ func (e *env) etcdReceivedBytes(ctx context.Context) (float64, error) {
 // claimObjects reads the first claim of a scenario and the first address
 // its status names (the product's kinds).
 func (e *env) claimObjects(ctx context.Context, ns string) ([]ObjectSize, error) {
-	claim := objectRef{kind: "claim", group: ownGroup, version: "v1alpha1", resource: "ipaddressclaims",
+	claim := objectRef{kind: "claim", group: ownGroup, version: v1alpha1.GroupVersion.Version, resource: "ipaddressclaims",
 		namespace: ns, name: claimName(0)}
 	cs, obj, err := e.objectSize(ctx, claim)
 	if err != nil {
 		return nil, err
 	}
-	out := []ObjectSize{cs}
 	status, _ := obj["status"].(map[string]any)
 	addrs, _ := status["addresses"].([]any)
 	if len(addrs) == 0 {
-		return out, fmt.Errorf("claim %s/%s names no address", ns, claim.name)
+		return []ObjectSize{cs}, fmt.Errorf("claim %s/%s names no address", ns, claim.name)
 	}
 	name, _ := addrs[0].(map[string]any)["name"].(string)
-	as, _, err := e.objectSize(ctx, objectRef{kind: "address", group: ownGroup, version: "v1alpha1",
+	as, _, err := e.objectSize(ctx, objectRef{kind: "address", group: ownGroup, version: v1alpha1.GroupVersion.Version,
 		resource: "ipaddresses", name: name})
 	if err != nil {
-		return out, err
+		return []ObjectSize{cs}, err
 	}
-	return append(out, as), nil
+	return []ObjectSize{cs, as}, nil
 }
 
 // peerObjects reads the first claim of a peer's anchor and the IPAddress
@@ -211,17 +211,16 @@ func (a *anchorRun) peerObjects(ctx context.Context, name string) ([]ObjectSize,
 	if err != nil {
 		return nil, err
 	}
-	out := []ObjectSize{cs}
 	status, _ := obj["status"].(map[string]any)
 	ref, _ := status["addressRef"].(map[string]any)
 	addr, _ := ref["name"].(string)
 	if addr == "" {
-		return out, fmt.Errorf("claim %s/%s names no address", ns, claim.name)
+		return []ObjectSize{cs}, fmt.Errorf("claim %s/%s names no address", ns, claim.name)
 	}
 	as, _, err := a.e.objectSize(ctx, objectRef{kind: "address", group: gvkPeerClaim.Group, version: gvkPeerClaim.Version,
 		resource: "ipaddresses", namespace: ns, name: addr})
 	if err != nil {
-		return out, err
+		return []ObjectSize{cs}, err
 	}
-	return append(out, as), nil
+	return []ObjectSize{cs, as}, nil
 }
