@@ -17,6 +17,7 @@ limitations under the License.
 package charts
 
 import (
+	"maps"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -151,11 +152,10 @@ func TestAlertValues(t *testing.T) {
 }
 
 func merged(a, b map[string]string) map[string]string {
-	out := map[string]string{}
-	for _, m := range []map[string]string{a, b} {
-		for k, v := range m {
-			out[k] = v
-		}
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]string{}
 	}
+	maps.Copy(out, b)
 	return out
 }

@@ -106,7 +106,7 @@ func renderedRules(t *testing.T, chart string, args ...string) []alertingRule {
 		t.Fatalf("%s renders %d PrometheusRules, want 1", chart, len(objs))
 	}
 	groups, _, _ := unstructured.NestedSlice(objs[0].Object, "spec", "groups")
-	var rules []alertingRule
+	perGroup := make([][]alertingRule, 0, len(groups))
 	for _, g := range groups {
 		raw, err := json.Marshal(g.(map[string]any)["rules"])
 		if err != nil {
@@ -116,9 +116,9 @@ func renderedRules(t *testing.T, chart string, args ...string) []alertingRule {
 		if err := json.Unmarshal(raw, &rs); err != nil {
 			t.Fatalf("decoding the rules of %s: %v", chart, err)
 		}
-		rules = append(rules, rs...)
+		perGroup = append(perGroup, rs)
 	}
-	return rules
+	return slices.Concat(perGroup...)
 }
 
 // TestAlertRules runs every chart's rule unit tests, and fails for an alert
@@ -339,7 +339,7 @@ func evalRule(t *testing.T, engine *promql.Engine, store storage.Queryable, r al
 	now := map[string]*activeAlert{}
 	for _, smpl := range vec {
 		b := labels.NewBuilder(smpl.Metric)
-		b.Del(labels.MetricName)
+		b.Del(model.MetricNameLabel)
 		seriesLabels := b.Labels().Map()
 		expand := func(text string) string {
 			defs := "{{$labels := .Labels}}{{$externalLabels := .ExternalLabels}}{{$externalURL := .ExternalURL}}{{$value := .Value}}"
@@ -398,9 +398,9 @@ func compareAlerts(t *testing.T, check alertRuleTest, rules []alertingRule, acti
 		t.Errorf("%s: firing %v, want %v", where, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 		return
 	}
-	for key, annotations := range want {
-		if annotations != nil && !maps.Equal(got[key].annotations, annotations) {
-			t.Errorf("%s: %s has annotations %v, want %v", where, key, got[key].annotations, annotations)
+	for key, wanted := range want {
+		if wanted != nil && !maps.Equal(got[key].annotations, wanted) {
+			t.Errorf("%s: %s has annotations %v, want %v", where, key, got[key].annotations, wanted)
 		}
 	}
 }

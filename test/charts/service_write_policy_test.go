@@ -277,11 +277,12 @@ func testServiceWritePolicy(t *testing.T, r driverReach, releaseNS, placeholders
 			"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "5d3c8c4e-0000-4000-8000-000000000001"}}}),
 			"metadata.ownerReferences is not the " + r.chart + " driver's to change"},
 	}
+	pins := make([]denial, 0, len(r.foreignPins))
 	for _, key := range r.foreignPins {
-		denials = append(denials, denial{key, metadataPatch(map[string]any{placeholder.MetaAnnotations: map[string]any{key: reachIP}}),
+		pins = append(pins, denial{key, metadataPatch(map[string]any{placeholder.MetaAnnotations: map[string]any{key: reachIP}}),
 			notTheDrivers("annotation", key, "write")})
 	}
-	for i, d := range denials {
+	for i, d := range append(denials, pins...) {
 		t.Run(name+" may not write "+d.what+" on a tenant's Service", func(t *testing.T) {
 			g := NewWithT(t)
 			svc := svcName("deny", i)

@@ -90,7 +90,7 @@ var _ = Describe("Quarantining an address", func() {
 // addresses' names, in the claims' order. The class must retain them.
 func releasedBy(ctx context.Context, ns, class string, claims ...string) []string {
 	GinkgoHelper()
-	var docs []string
+	docs := make([]string, 0, len(claims))
 	for _, c := range claims {
 		docs = append(docs, testkit.ClaimYAML(ns, c, class))
 	}

@@ -21,7 +21,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -533,7 +533,7 @@ func (t *tidy) tenant(ctx context.Context, name string, labels map[string]string
 	for k, v := range labels {
 		keys = append(keys, k+": "+v)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	apply(ctx, `
 apiVersion: v1
 kind: Namespace
@@ -634,7 +634,7 @@ func ledgerClaims(ns, class string) func() []string {
 		for _, e := range l.Spec.Claims {
 			out = append(out, e.Name)
 		}
-		sort.Strings(out)
+		slices.Sort(out)
 		return out
 	}
 }

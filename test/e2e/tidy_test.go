@@ -138,8 +138,9 @@ func (t *tidy) remove(ctx SpecContext) {
 			Expect(kit.DeleteAllOf(ctx, kind, client.InNamespace(ns))).To(Succeed(), "deleting the %T objects of %s", kind, ns)
 		}
 	}
-	var objs []client.Object
-	for _, a := range t.addresses(ctx) {
+	addrs := t.addresses(ctx)
+	objs := make([]client.Object, 0, len(addrs)+len(t.classes)+len(t.others))
+	for _, a := range addrs {
 		objs = append(objs, &a)
 	}
 	for _, c := range t.classes {
@@ -149,7 +150,7 @@ func (t *tidy) remove(ctx SpecContext) {
 	t.delete(ctx, objs...)
 	Eventually(func() []string { return t.remaining(ctx, objs) }, removedWithin, tick).Should(BeEmpty(),
 		"what the spec made is still there")
-	var namespaces []client.Object
+	namespaces := make([]client.Object, 0, len(t.namespaces))
 	for _, ns := range t.namespaces {
 		namespaces = append(namespaces, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	}
@@ -264,8 +265,9 @@ func metallbObject(kind schema.GroupVersionKind, name string) *unstructured.Unst
 // cluster-scoped) that match opts.
 func names(ctx context.Context, kind schema.GroupVersionKind, namespace string, opts ...client.ListOption) []string {
 	GinkgoHelper()
-	var out []string
-	for _, o := range objects(ctx, kind, namespace, opts...) {
+	items := objects(ctx, kind, namespace, opts...)
+	out := make([]string, 0, len(items))
+	for _, o := range items {
 		out = append(out, o.Name)
 	}
 	return out
@@ -287,8 +289,7 @@ func objects(ctx context.Context, kind schema.GroupVersionKind, namespace string
 // own, are left out.
 func sights() []testkit.Sight {
 	probe := func(name string) bool { return strings.HasPrefix(name, "metallb-iad-probe-") }
-	var out []testkit.Sight
-	for _, s := range []testkit.Sight{
+	out := []testkit.Sight{
 		testkit.SightOf(corev1.SchemeGroupVersion.WithKind("Namespace"), ""),
 		testkit.SightOf(v1alpha1.GroupVersion.WithKind("IPAddressClass"), ""),
 		testkit.SightOf(v1alpha1.GroupVersion.WithKind("IPAddress"), ""),
@@ -296,9 +297,9 @@ func sights() []testkit.Sight {
 		testkit.SightOf(metallbKinds[0], cluster.MetalLBNamespace),
 		testkit.SightOf(metallbKinds[1], cluster.MetalLBNamespace),
 		testkit.SightOf(metallbKinds[2], cluster.MetalLBNamespace),
-	} {
-		s.Skip = probe
-		out = append(out, s)
+	}
+	for i := range out {
+		out[i].Skip = probe
 	}
 	return out
 }

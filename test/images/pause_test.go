@@ -104,7 +104,7 @@ func catches(t *testing.T, pid int, sigs ...syscall.Signal) bool {
 	if err != nil {
 		return false
 	}
-	for _, line := range strings.Split(string(status), "\n") {
+	for line := range strings.SplitSeq(string(status), "\n") {
 		mask, ok := strings.CutPrefix(line, "SigCgt:")
 		if !ok {
 			continue

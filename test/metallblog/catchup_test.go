@@ -85,7 +85,7 @@ func TestHandledAfterFindsMetalLBsFirstLookAtAService(t *testing.T) {
 	alone := `{"controller":"ServiceReconciler","start reconcile":"ns/a","ts":"2026-12-02T15:06:40Z"}`
 	log := strings.Join(append(append(append([]string{}, lines[:6]...), filtered), lines[6:]...), "\n") + alone + "\n"
 	var st State
-	for _, l := range strings.Split(log, "\n") {
+	for l := range strings.SplitSeq(log, "\n") {
 		st.Feed([]byte(l))
 	}
 	at := func(s string) time.Time { t, _ := time.Parse(time.RFC3339Nano, "2026-12-02T"+s+"Z"); return t }

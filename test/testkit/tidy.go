@@ -245,15 +245,16 @@ func (k *Kit) waitGone(ctx context.Context, o client.Object) error {
 	case live.GetDeletionTimestamp() == nil:
 		return errors.New("not deleted")
 	}
-	why := fmt.Sprintf("deleted, finalizers %v", live.GetFinalizers())
+	var why strings.Builder
+	_, _ = fmt.Fprintf(&why, "deleted, finalizers %v", live.GetFinalizers())
 	if ns, ok := live.(*corev1.Namespace); ok {
 		for _, c := range ns.Status.Conditions {
 			if c.Status == corev1.ConditionTrue {
-				why += fmt.Sprintf("; %s: %s", c.Type, c.Message)
+				_, _ = fmt.Fprintf(&why, "; %s: %s", c.Type, c.Message)
 			}
 		}
 	}
-	return errors.New(why)
+	return errors.New(why.String())
 }
 
 // Sight is one kind a package's final check looks at: List's kind, in

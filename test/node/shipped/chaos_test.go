@@ -229,7 +229,7 @@ func (w *workload) step(ctx context.Context) (string, error) {
 	case r < 4 && len(free) > 0:
 		c := free[w.rng.IntN(len(free))]
 		w.claims = slices.DeleteFunc(w.claims, func(s string) bool { return s == c })
-		return "release", kit.Client.Delete(ctx, b.Claim(w.ns, c))
+		return "release", kit.Delete(ctx, b.Claim(w.ns, c))
 	case r < 6 && len(free) > 0 && len(served) < chaosServices:
 		c := free[w.rng.IntN(len(free))]
 		w.carrier[c] = name("svc")
@@ -238,7 +238,7 @@ func (w *workload) step(ctx context.Context) (string, error) {
 		c := served[w.rng.IntN(len(served))]
 		old := w.carrier[c]
 		w.carrier[c] = name("svc")
-		if err := kit.Client.Delete(ctx, b.Service(w.ns, old)); err != nil {
+		if err := kit.Delete(ctx, b.Service(w.ns, old)); err != nil {
 			return "handoff", err
 		}
 		return "handoff", kit.Client.Create(ctx, b.Service(w.ns, w.carrier[c], b.ForClaim(c)))
@@ -246,7 +246,7 @@ func (w *workload) step(ctx context.Context) (string, error) {
 		c := served[w.rng.IntN(len(served))]
 		svc := w.carrier[c]
 		delete(w.carrier, c)
-		return "detach", kit.Client.Delete(ctx, b.Service(w.ns, svc))
+		return "detach", kit.Delete(ctx, b.Service(w.ns, svc))
 	}
 	return "idle", nil
 }
@@ -355,7 +355,7 @@ func converged(ctx context.Context, g Gomega, ns, class string) {
 	carried := map[string]bool{} // claims a Service of ns names
 	for _, s := range services.Items {
 		key := s.Namespace + "/" + s.Name
-		var ips []string
+		ips := make([]string, 0, len(s.Status.LoadBalancer.Ingress))
 		for _, in := range s.Status.LoadBalancer.Ingress {
 			ips = append(ips, in.IP)
 			holders[in.IP] = append(holders[in.IP], key)

@@ -86,7 +86,7 @@ func watchClaims(g Gomega, ns string) (stop func() claimsSeen) {
 				}
 				continue
 			}
-			var addresses []string
+			addresses := make([]string, 0, len(c.Status.Addresses))
 			for _, a := range c.Status.Addresses {
 				addresses = append(addresses, a.Address)
 			}

@@ -178,9 +178,9 @@ func announcers(ctx context.Context, g Gomega, ns, name string) []string {
 	for _, s := range list.Items {
 		svcNS, _, _ := unstructured.NestedString(s.Object, "status", "serviceNamespace")
 		svc, _, _ := unstructured.NestedString(s.Object, "status", "serviceName")
-		node, _, _ := unstructured.NestedString(s.Object, "status", "node")
-		if svcNS == ns && svc == name && node != "" && !slices.Contains(on, node) {
-			on = append(on, node)
+		at, _, _ := unstructured.NestedString(s.Object, "status", "node")
+		if svcNS == ns && svc == name && at != "" && !slices.Contains(on, at) {
+			on = append(on, at)
 		}
 	}
 	slices.Sort(on)
@@ -209,11 +209,11 @@ func announcedSince(ctx context.Context, g Gomega, ns, name string, since time.T
 	return on
 }
 
-// podsOn names the Pods that run on node, for the log.
-func podsOn(ctx context.Context, g Gomega, node string) []string {
-	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+// podsOn names the Pods that run on the node called nodeName, for the log.
+func podsOn(ctx context.Context, g Gomega, nodeName string) []string {
+	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + nodeName})
 	g.Expect(err).NotTo(HaveOccurred())
-	var names []string
+	names := make([]string, 0, len(pods.Items))
 	for _, p := range pods.Items {
 		names = append(names, p.Namespace+"/"+p.Name)
 	}

@@ -143,8 +143,10 @@ func testUpgradeFromPrevious(t *testing.T) {
 func upgrade(t *testing.T, g Gomega, m harness.Manager, namespace, image string) {
 	t.Helper()
 	ref := archives[image].Ref
-	args := []string{"upgrade", string(m), filepath.Join(root, "charts", string(m)), "--namespace", namespace}
-	for _, v := range imageValues(ref) {
+	values := imageValues(ref)
+	args := make([]string, 0, 5+2*len(values))
+	args = append(args, "upgrade", string(m), filepath.Join(root, "charts", string(m)), "--namespace", namespace)
+	for _, v := range values {
 		args = append(args, "--set", v)
 	}
 	began := time.Now()
