@@ -90,6 +90,9 @@ type Result struct {
 	// catch-up, measured in the same run.
 	MetalLBStatusWritesAfterCatchUp int     `json:"metallbStatusWritesAfterCatchUp"`
 	MetalLBWriteSecondsAfterCatchUp float64 `json:"metallbWriteSecondsAfterCatchUp"`
+	// MetalLBWritesAfterCatchUp sorts those writes by what MetalLB was
+	// doing: its full passes, or a single Service's event, by the Service.
+	MetalLBWritesAfterCatchUp *WritesByRole `json:"metallbWritesAfterCatchUp,omitempty"`
 	// StaticConvergedAfterLastKillSeconds and StaticConvergedAfterSeconds:
 	// from the last kill, and from the later of it and the workload's last
 	// operation (where the wait for convergence begins), to the moment that
@@ -351,8 +354,47 @@ func (r *Result) readMetalLB(path string, lastKill, converged time.Time) time.Ti
 		}
 		r.MetalLBStatusWritesAfterCatchUp = c.StatusWritesBetween(c.CaughtUp, converged)
 		r.MetalLBWriteSecondsAfterCatchUp = float64(r.MetalLBStatusWritesAfterCatchUp) / metallblog.ClientRate
+		r.MetalLBWritesAfterCatchUp = byRole(c.WritesBetween(c.CaughtUp, converged))
 	}
 	return c.CaughtUp
+}
+
+// WritesByRole counts MetalLB's Service status writes by what it was
+// doing: a full pass, or the event of one Service, by the Service's role.
+// Failed counts those of any kind the API server refused.
+type WritesByRole struct {
+	FullPasses             int `json:"fullPasses"`
+	AllocationPlaceholders int `json:"allocationPlaceholders"`
+	Holds                  int `json:"holds"`
+	Probes                 int `json:"probes"`
+	// Workload: Services outside the placeholders' namespace.
+	Workload int `json:"workload"`
+	// Other: the placeholders' namespace's other Services.
+	Other  int `json:"other"`
+	Failed int `json:"failed"`
+}
+
+// byRole sorts writes by the role of the Services they were for, read from
+// the MetalLB driver's names (internal/driver/placeholder, its catch-up
+// probes).
+func byRole(w metallblog.Writes) *WritesByRole {
+	r := &WritesByRole{FullPasses: w.InPasses, Failed: w.Failed}
+	for key, n := range w.Alone {
+		ns, name, _ := strings.Cut(key, "/")
+		switch {
+		case ns != placeholderNamespace:
+			r.Workload += n
+		case strings.HasPrefix(name, "alloc-"):
+			r.AllocationPlaceholders += n
+		case strings.HasPrefix(name, "hold-"):
+			r.Holds += n
+		case strings.HasPrefix(name, "metallb-iad-probe-"):
+			r.Probes += n
+		default:
+			r.Other += n
+		}
+	}
+	return r
 }
 
 // waitConverged waits until the cluster has converged and stayed so for

@@ -114,6 +114,10 @@ func (r *Result) catchUpLine() string {
 			r.ConvergedAfterMetalLBCaughtUpSeconds, r.ConvergedAfterMetalLBLastPassSeconds, r.MetalLBPassesAfterCatchUp)
 		line += fmt.Sprintf("; MetalLB wrote %d Service statuses from its catch-up to convergence, %.0f s at its client's %d requests/s",
 			r.MetalLBStatusWritesAfterCatchUp, r.MetalLBWriteSecondsAfterCatchUp, metallblog.ClientRate)
+		if w := r.MetalLBWritesAfterCatchUp; w != nil && r.MetalLBStatusWritesAfterCatchUp > 0 {
+			line += fmt.Sprintf(" (%d in full passes; for single events, %d of allocation placeholders, %d of holds, %d of workload Services, %d of probes, %d of others; %d of them refused)",
+				w.FullPasses, w.AllocationPlaceholders, w.Holds, w.Workload, w.Probes, w.Other, w.Failed)
+		}
 	}
 	return line
 }

@@ -44,21 +44,58 @@ type CatchUp struct {
 	// the catch-up too: MetalLB still runs one for each change of an
 	// allocation key or assigned Service's deletion.
 	PassEnds []time.Time
-	// StatusWrites are when MetalLB wrote a Service's status since the
-	// start, in order, those that failed too: each costs a request of its
-	// client's 20 per second (its pools' status writes, not logged, cost
-	// more of them).
-	StatusWrites []time.Time
+	// StatusWrites are MetalLB's Service status writes since the start, in
+	// order, those that failed too: each costs a request of its client's 20
+	// per second (its pools' status writes, not logged, cost more of them).
+	StatusWrites []StatusWrite
+}
+
+// StatusWrite is one of MetalLB's writes of a Service's status.
+type StatusWrite struct {
+	At time.Time
+	// Service is the Service (namespace/name) whose own event MetalLB was
+	// handling; empty for a write of a full pass, whose lines name none.
+	Service string
+	// Failed: the API server refused it (a pass with one fails).
+	Failed bool
+}
+
+// Writes counts status writes: of full passes, and of single Services'
+// events by Service; Failed counts those of either the API server refused.
+type Writes struct {
+	InPasses int
+	Alone    map[string]int
+	Failed   int
+}
+
+// WritesBetween sorts MetalLB's Service status writes after from and by to
+// (to the second, as StatusWritesBetween) by what MetalLB was doing.
+func (c CatchUp) WritesBetween(from, to time.Time) Writes {
+	w := Writes{Alone: map[string]int{}}
+	for _, s := range c.StatusWrites[c.writesBy(from):c.writesBy(to)] {
+		if s.Service == "" {
+			w.InPasses++
+		} else {
+			w.Alone[s.Service]++
+		}
+		if s.Failed {
+			w.Failed++
+		}
+	}
+	return w
+}
+
+// writesBy is how many status writes were logged by t's second.
+func (c CatchUp) writesBy(t time.Time) int {
+	i, _ := slices.BinarySearchFunc(c.StatusWrites, t.Truncate(time.Second).Add(time.Second),
+		func(s StatusWrite, t time.Time) int { return s.At.Compare(t) })
+	return i
 }
 
 // StatusWritesBetween counts MetalLB's Service status writes after from and
 // by to (to the second, as LastPassBy).
 func (c CatchUp) StatusWritesBetween(from, to time.Time) int {
-	after := func(t time.Time) int {
-		i, _ := slices.BinarySearchFunc(c.StatusWrites, t.Truncate(time.Second).Add(time.Second), time.Time.Compare)
-		return i
-	}
-	return after(to) - after(from)
+	return c.writesBy(to) - c.writesBy(from)
 }
 
 // LastPassBy returns when the last full pass that ended by t ended (zero if
@@ -117,6 +154,8 @@ type State struct {
 	// start of the one running.
 	passes    [][2]time.Time
 	passStart time.Time
+	// handling is the Service whose own event MetalLB handles now, if any.
+	handling string
 }
 
 // Feed reads one line of the log.
@@ -136,10 +175,18 @@ func (st *State) Feed(b []byte) {
 	switch {
 	case strings.HasPrefix(line.Msg, metallbStarting):
 		*c = CatchUp{Started: line.TS}
-		st.passStart = time.Time{}
+		st.passStart, st.handling = time.Time{}, ""
 	case line.Msg == statusWritten || line.Msg == statusNotWritten:
-		c.StatusWrites = append(c.StatusWrites, line.TS)
-	case line.Controller == serviceAlone && line.Start != "" && !c.CaughtUp.IsZero():
+		w := StatusWrite{At: line.TS, Failed: line.Msg == statusNotWritten}
+		if st.passStart.IsZero() {
+			w.Service = st.handling
+		}
+		c.StatusWrites = append(c.StatusWrites, w)
+	case line.Controller == serviceAlone && line.Start != "":
+		st.handling = line.Start
+		if c.CaughtUp.IsZero() {
+			return
+		}
 		if st.alone == nil {
 			st.alone = map[string][]time.Time{}
 		}

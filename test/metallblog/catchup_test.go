@@ -17,6 +17,7 @@ limitations under the License.
 package metallblog
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -100,4 +101,46 @@ func TestHandledAfterFindsMetalLBsFirstLookAtAService(t *testing.T) {
 			t.Errorf("HandledAfter(%s, %s) = %s, %v; want %q", tc.key, tc.after, got.Format(time.TimeOnly), ok, tc.want)
 		}
 	}
+}
+
+// TestWritesBetweenSortsWritesByWhatMetalLBWasDoing: a write inside a full
+// pass counts as the pass's, one after a Service's own reconcile as that
+// Service's (other controllers' lines between them do not count), and
+// failed writes count in either.
+func TestWritesBetweenSortsWritesByWhatMetalLBWasDoing(t *testing.T) {
+	log := metallbLog + `{"controller":"ServiceReconciler","start reconcile":"ns/a","ts":"2026-12-02T15:06:40Z"}
+{"event":"serviceUpdated","msg":"updated service object","ts":"2026-12-02T15:06:40Z"}
+{"controller":"ServiceReconciler","end reconcile":"ns/a","ts":"2026-12-02T15:06:40Z"}
+{"controller":"ServiceReconciler","start reconcile":"ns/b","ts":"2026-12-02T15:06:41Z"}
+{"controller":"PoolStatusReconciler","start reconcile":"metallb-system/pool","ts":"2026-12-02T15:06:41Z"}
+{"op":"updateServiceStatus","msg":"failed to update service","ts":"2026-12-02T15:06:41Z"}
+{"controller":"ServiceReconciler","start reconcile":"ns/a","ts":"2026-12-02T15:06:42Z"}
+{"event":"serviceUpdated","msg":"updated service object","ts":"2026-12-02T15:06:42Z"}
+`
+	c := Read(strings.NewReader(log))
+	at := func(s string) time.Time { t, _ := time.Parse(time.RFC3339, "2026-12-02T"+s+"Z"); return t }
+	for _, tc := range []struct {
+		from, to string
+		want     Writes
+	}{
+		{"15:05:59", "15:07:00", Writes{InPasses: 3, Alone: map[string]int{"ns/a": 2, "ns/b": 1}, Failed: 2}},
+		{"15:06:35", "15:06:41", Writes{Alone: map[string]int{"ns/a": 1, "ns/b": 1}, Failed: 1}},
+		{"15:05:59", "15:06:19", Writes{InPasses: 2, Alone: map[string]int{}, Failed: 1}},
+	} {
+		got := c.WritesBetween(at(tc.from), at(tc.to))
+		if got.InPasses != tc.want.InPasses || got.Failed != tc.want.Failed || !maps.Equal(got.Alone, tc.want.Alone) {
+			t.Errorf("WritesBetween(%s, %s) = %+v, want %+v", tc.from, tc.to, got, tc.want)
+		}
+		if n := c.StatusWritesBetween(at(tc.from), at(tc.to)); n != got.InPasses+sum(got.Alone) {
+			t.Errorf("StatusWritesBetween(%s, %s) = %d, not the %+v sorted", tc.from, tc.to, n, got)
+		}
+	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
