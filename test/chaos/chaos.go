@@ -28,6 +28,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cozystack/address-controller/internal/driver/metallb/catchup"
+	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	"github.com/cozystack/address-controller/test/metallblog"
 )
 
@@ -375,8 +377,7 @@ type WritesByRole struct {
 }
 
 // byRole sorts writes by the role of the Services they were for, read from
-// the MetalLB driver's names (internal/driver/placeholder, its catch-up
-// probes).
+// the MetalLB driver's names.
 func byRole(w metallblog.Writes) *WritesByRole {
 	r := &WritesByRole{FullPasses: w.InPasses, Failed: w.Failed}
 	for key, n := range w.Alone {
@@ -384,11 +385,11 @@ func byRole(w metallblog.Writes) *WritesByRole {
 		switch {
 		case ns != placeholderNamespace:
 			r.Workload += n
-		case strings.HasPrefix(name, "alloc-"):
+		case strings.HasPrefix(name, placeholder.AllocationPrefix):
 			r.AllocationPlaceholders += n
-		case strings.HasPrefix(name, "hold-"):
+		case strings.HasPrefix(name, placeholder.HoldPrefix):
 			r.Holds += n
-		case strings.HasPrefix(name, "metallb-iad-probe-"):
+		case strings.HasPrefix(name, catchup.ProbePrefix):
 			r.Probes += n
 		default:
 			r.Other += n

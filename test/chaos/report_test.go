@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/cozystack/address-controller/api/local/v1alpha1"
+	"github.com/cozystack/address-controller/internal/driver/metallb/catchup"
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
 	"github.com/cozystack/address-controller/test/metallblog"
 )
@@ -34,7 +35,7 @@ func TestByRoleSortsMetalLBsWritesByTheDriversNames(t *testing.T) {
 		in(placeholder.AllocationName("1f0e", v1alpha1.IPv4)): 4,
 		in(placeholder.AllocationName("2a1b", v1alpha1.IPv6)): 1,
 		in(placeholder.HoldName("addr-100-80-0-1")):           2,
-		in("metallb-iad-probe-b3"):                            1,
+		in(catchup.ProbePrefix + "b3"):                        1,
 		in("something-else"):                                  1,
 		tenantNamespace + "/svc-0001":                         5,
 		tenantNamespace + "/alloc-looks-like-one":             1,

@@ -195,7 +195,7 @@ func (r *PhantomReconciler) bury(ctx context.Context, name, why string, at time.
 	// MetalLB removes this annotation once it has handled the tombstone; the
 	// address's pass, which may wait for the name, wakes when it goes.
 	ts.Annotations = map[string]string{annotationAllocatedFromPool: "phantom"}
-	if address, ok := strings.CutPrefix(name, "hold-"); ok && placeholder.HoldName(address) == name {
+	if address, ok := strings.CutPrefix(name, placeholder.HoldPrefix); ok && placeholder.HoldName(address) == name {
 		ts.Annotations[v1alpha1.AnnotationAddressName] = address
 	}
 	ts.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone,

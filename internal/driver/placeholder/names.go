@@ -33,6 +33,13 @@ import (
 // its address with the hold (docs/design.md, "Shared handoff").
 const Port = 9
 
+// The prefixes of the placeholders' names: allocation placeholders, and
+// holds.
+const (
+	AllocationPrefix = "alloc-"
+	HoldPrefix       = "hold-"
+)
+
 // AllocationName is the deterministic name of the placeholder that asks the
 // allocator for a claim's address of one family: racing reconciles collide
 // on create instead of allocating twice.
@@ -41,15 +48,15 @@ func AllocationName(claim types.UID, family v1alpha1.IPFamily) string {
 	if family == v1alpha1.IPv6 {
 		suffix = "6"
 	}
-	return "alloc-" + string(claim) + "-v" + suffix
+	return AllocationPrefix + string(claim) + "-v" + suffix
 }
 
 // HoldName is the deterministic name of the placeholder holding an address.
 func HoldName(addressName string) string {
-	if name := "hold-" + addressName; len(validation.IsDNS1035Label(name)) == 0 {
+	if name := HoldPrefix + addressName; len(validation.IsDNS1035Label(name)) == 0 {
 		return name
 	}
-	return "hold-" + digest(addressName)
+	return HoldPrefix + digest(addressName)
 }
 
 // AddressKey is the label-safe key of an IPAddress name (see LabelValue).

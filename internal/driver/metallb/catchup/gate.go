@@ -37,11 +37,14 @@ import (
 	"github.com/cozystack/address-controller/internal/driver/placeholder"
 )
 
+// ProbePrefix begins the probes' names.
+const ProbePrefix = "metallb-iad-probe-"
+
 // The probes: headless ClusterIP Services in the placeholder namespace, in
 // two sets asked in turn (see State.lastSet).
 var probeNames = [2][Probes]string{
-	{"metallb-iad-probe-a0", "metallb-iad-probe-a1", "metallb-iad-probe-a2", "metallb-iad-probe-a3", "metallb-iad-probe-a4"},
-	{"metallb-iad-probe-b0", "metallb-iad-probe-b1", "metallb-iad-probe-b2", "metallb-iad-probe-b3", "metallb-iad-probe-b4"},
+	{ProbePrefix + "a0", ProbePrefix + "a1", ProbePrefix + "a2", ProbePrefix + "a3", ProbePrefix + "a4"},
+	{ProbePrefix + "b0", ProbePrefix + "b1", ProbePrefix + "b2", ProbePrefix + "b3", ProbePrefix + "b4"},
 }
 
 const (
