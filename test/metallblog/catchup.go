@@ -69,10 +69,12 @@ type Writes struct {
 }
 
 // WritesBetween sorts MetalLB's Service status writes after from and by to
-// (to the second, as StatusWritesBetween) by what MetalLB was doing.
+// (to the second, as StatusWritesBetween) by what MetalLB was doing. There
+// are none when to comes before from: a run can converge before MetalLB
+// catches up.
 func (c CatchUp) WritesBetween(from, to time.Time) Writes {
 	w := Writes{Alone: map[string]int{}}
-	for _, s := range c.StatusWrites[c.writesBy(from):c.writesBy(to)] {
+	for _, s := range c.StatusWrites[c.writesBy(from):max(c.writesBy(from), c.writesBy(to))] {
 		if s.Service == "" {
 			w.InPasses++
 		} else {
@@ -93,9 +95,9 @@ func (c CatchUp) writesBy(t time.Time) int {
 }
 
 // StatusWritesBetween counts MetalLB's Service status writes after from and
-// by to (to the second, as LastPassBy).
+// by to (to the second, as LastPassBy); none when to comes before from.
 func (c CatchUp) StatusWritesBetween(from, to time.Time) int {
-	return c.writesBy(to) - c.writesBy(from)
+	return max(0, c.writesBy(to)-c.writesBy(from))
 }
 
 // LastPassBy returns when the last full pass that ended by t ended (zero if
