@@ -74,7 +74,8 @@ type Writes struct {
 // catches up.
 func (c CatchUp) WritesBetween(from, to time.Time) Writes {
 	w := Writes{Alone: map[string]int{}}
-	for _, s := range c.StatusWrites[c.writesBy(from):max(c.writesBy(from), c.writesBy(to))] {
+	first := c.writesBy(from)
+	for _, s := range c.StatusWrites[first:max(first, c.writesBy(to))] {
 		if s.Service == "" {
 			w.InPasses++
 		} else {
