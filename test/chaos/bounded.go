@@ -148,6 +148,7 @@ func (c *checker) conditions() []condition {
 	c.reporterConditions(byIP, add, put)
 	c.addressConditions(byIP, held, add)
 	c.placeholderConditions(add)
+	c.strayConditions(byIP, add, put)
 	c.ledgerConditions(add)
 	if c.b.poolLabel != "" {
 		c.poolConditions(byIP, add)
@@ -162,6 +163,8 @@ var (
 	byCore       = []party{partyCore}
 	byDriver     = []party{partyDriver}
 	byCoreDriver = []party{partyCore, partyDriver}
+	// byDriverAllocator: the driver's pass waits for MetalLB's answer.
+	byDriverAllocator = []party{partyDriver, partyAllocator}
 )
 
 // reporterConditions: a Service letting go may report an IP beside its
@@ -176,17 +179,12 @@ func (c *checker) reporterConditions(byIP map[string][]*addressState, add addFun
 			continue
 		}
 		for _, s := range lettingGo {
-			cd := condition{key: "withdrawn " + ip + " " + string(s.uid), invariant: invWithdrawnTooLong, grace: settleBound,
-				parties: byAllocator, detail: fmt.Sprintf("%s, withdrawn, reports %s beside %s", s.key, ip, holding[0].key)}
-			if c.handled != nil {
-				// MetalLB takes the address back when it handles the
-				// Service, which may wait in its queue behind single events
-				// and a full pass long after it caught up (docs/chaos.md,
-				// 2026-12-06): the clock runs from its first look at it.
-				key := s.key
-				cd.after = func(since time.Time) (time.Time, bool) { return c.handled(key, since) }
-			}
-			put(cd)
+			// MetalLB takes the address back when it handles the Service,
+			// which may wait in its queue behind single events and a full
+			// pass long after it caught up (docs/chaos.md, 2026-12-06): the
+			// clock runs from its first look at it.
+			put(c.afterLook(condition{key: "withdrawn " + ip + " " + string(s.uid), invariant: invWithdrawnTooLong, grace: settleBound,
+				parties: byAllocator, detail: fmt.Sprintf("%s, withdrawn, reports %s beside %s", s.key, ip, holding[0].key)}, s.key))
 		}
 		if len(holding) < 2 || !sharedByDesign(holding) || len(byIP[ip]) != 1 {
 			continue
@@ -293,17 +291,15 @@ func (c *checker) placeholderConditions(add addFunc) {
 		if !s.placeholder || s.deleting {
 			continue
 		}
-		switch s.role {
-		case v1alpha1.PlaceholderHold:
-			if _, ok := c.addresses[s.addressName]; !ok && s.addressName != "" {
-				add("leftover "+string(s.uid), invLeftover, settleBound, byDriver,
-					"hold %s of IPAddress %s, which is gone, reporting %v", key, s.addressName, s.ips)
-			}
-		case v1alpha1.PlaceholderAllocation:
-			if c.goneClaims[s.claimUID] {
-				add("leftover "+string(s.uid), invLeftover, settleBound, byDriver,
-					"allocation placeholder %s of claim uid %s, which is gone, reporting %v", key, s.claimUID, s.ips)
-			}
+		if !c.leftover(s) {
+			continue
+		}
+		if s.role == v1alpha1.PlaceholderHold {
+			add("leftover "+string(s.uid), invLeftover, settleBound, byDriver,
+				"hold %s of IPAddress %s, which is gone, reporting %v", key, s.addressName, s.ips)
+		} else {
+			add("leftover "+string(s.uid), invLeftover, settleBound, byDriver,
+				"allocation placeholder %s of claim uid %s, which is gone, reporting %v", key, s.claimUID, s.ips)
 		}
 	}
 }

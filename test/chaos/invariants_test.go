@@ -63,9 +63,14 @@ func bound(ns, name string, uid types.UID, ips ...string) *v1alpha1.IPAddressCla
 	c.UID = uid
 	c.Status.Phase = v1alpha1.ClaimBound
 	for _, ip := range ips {
-		c.Status.Addresses = append(c.Status.Addresses, v1alpha1.ClaimedAddress{Name: "ip-" + ip, Address: ip})
+		c.Status.Addresses = append(c.Status.Addresses, v1alpha1.ClaimedAddress{Name: addressName(ip), Address: ip})
 	}
 	return c
+}
+
+// addressName is the name of the IPAddress of ip in these tests.
+func addressName(ip string) string {
+	return "ip-" + strings.NewReplacer(".", "-", ":", "-").Replace(ip)
 }
 
 // testSecret keys the tests' marks, as a placeholder namespace's UID would.
@@ -314,15 +319,40 @@ func releaseOne(c *checker, left *v1alpha1.IPAddressClassUsage) {
 }
 
 // withdrawnBesideHolder feeds an allocation placeholder under its withdrawn
-// mark (uid p1) and Service t/a, both reporting ip.
+// mark (uid p1) and Service t/a, the carrier of claim t/c Bound to ip,
+// both reporting ip.
 //
 //nolint:unparam // The address stays in every case, so that a reader sees which Services report it.
 func withdrawnBesideHolder(c *checker, ip string) {
+	c.onClaim(bound("t", "c", "u1", ip), false)
+	a := address(addressName(ip), ip, classDelete, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound)
+	a.Status.AssociatedTo = &v1alpha1.WorkloadReference{Kind: "Service", Namespace: "t", Name: "a"}
+	c.onAddress(a, false)
 	c.onService(reporting(placeholderNamespace, "alloc", []string{ip}, withUID("p1"), markedWithdrawn()), false)
-	c.onService(reporting("t", "a", []string{ip}), false)
+	c.onService(reporting("t", "a", []string{ip}, b.ForClaim("c")), false)
 }
 
-// lookedAt gives c an allocator's log in which MetalLB has looked at no
+// strayBesideHold feeds what a claim's deletion under Retain leaves while
+// the driver lets Service t/a go: the claim t/c gone, its IPAddress of ip
+// Released, t/a still reporting ip, and the address's hold reporting
+// holdIPs.
+func strayBesideHold(c *checker, ip string, holdIPs []string) {
+	c.onClaim(bound("t", "c", "u1", ip), true)
+	c.onAddress(address(addressName(ip), ip, classRetain, "a1", "u1", v1alpha1.ReclaimRetain, v1alpha1.AddressReleased), false)
+	key := keyed(testSecret.claimKey("u1"), true)
+	c.onService(reporting("t", "a", []string{ip}, withUID("s1"), b.ForClaim("c"), key), false)
+	c.onService(holdOf(addressName(ip), "h1", holdIPs, keyed(testSecret.claimKey("u1"), false)), false)
+}
+
+// allocationOf returns the allocation placeholder of claim uid, reporting
+// ip and labelled with the name of the IPAddress that will record it.
+func allocationOf(uid types.UID, ip string) *corev1.Service {
+	return reporting(placeholderNamespace, "alloc-"+string(uid)+"-v4", []string{ip}, withUID("p-"+uid),
+		b.WithLabel(v1alpha1.LabelPlaceholder, v1alpha1.PlaceholderAllocation), b.WithLabel(v1alpha1.LabelClaimUID, string(uid)),
+		b.WithLabel(v1alpha1.LabelAddress, addressName(ip)))
+}
+
+// lookedAt gives c// lookedAt gives c an allocator's log in which MetalLB has looked at no
 // Service yet, and returns what makes it look at Service key now.
 func lookedAt(c *checker, key string) func() {
 	var at time.Time
@@ -410,7 +440,7 @@ func TestBoundedInvariants(t *testing.T) {
 		}, ""},
 		{"a Bound claim lists an address bound to another claim", func(c *checker, wait func(time.Duration)) {
 			c.onClaim(bound("t", "c", "u1", "100.80.16.1"), false)
-			c.onAddress(address("ip-100.80.16.1", "100.80.16.1", classStatic, "a1", "u2", v1alpha1.ReclaimRetain, v1alpha1.AddressBound), false)
+			c.onAddress(address("ip-100-80-16-1", "100.80.16.1", classStatic, "a1", "u2", v1alpha1.ReclaimRetain, v1alpha1.AddressBound), false)
 			wait(settleBound)
 		}, invClaimAddress},
 		{"a Delete address outlives its claim", func(c *checker, wait func(time.Duration)) {
@@ -431,7 +461,7 @@ func TestBoundedInvariants(t *testing.T) {
 			wait(settleBound)
 		}, invMissingHold},
 		{"an address held, then carried by a live Service", func(c *checker, wait func(time.Duration)) {
-			c.onClaim(claimOf("c", "u1", classRetain, v1alpha1.IPv4), false)
+			c.onClaim(bound("t", "c", "u1", ip), false)
 			a := address("ip-100-80-0-1", ip, classRetain, "a1", "u1", v1alpha1.ReclaimRetain, v1alpha1.AddressBound)
 			c.onAddress(a, false)
 			c.onService(holdOf("ip-100-80-0-1", "h1", []string{ip}), false)
@@ -439,7 +469,7 @@ func TestBoundedInvariants(t *testing.T) {
 			a.Status.AssociatedTo = &v1alpha1.WorkloadReference{Kind: "Service", Namespace: "t", Name: "a", UID: "s1"}
 			c.onAddress(a, false)
 			c.onService(holdOf("ip-100-80-0-1", "h1", nil), true)
-			c.onService(reporting("t", "a", []string{ip}, withUID("s1")), false)
+			c.onService(reporting("t", "a", []string{ip}, withUID("s1"), b.ForClaim("c")), false)
 			wait(settleBound)
 		}, ""},
 		{"an allocation placeholder outlives its claim", func(c *checker, wait func(time.Duration)) {
@@ -458,6 +488,54 @@ func TestBoundedInvariants(t *testing.T) {
 			c.onAddress(a, true)
 			wait(settleBound)
 		}, invLeftover},
+		{"a workload Service keeps an address its claim is not Bound to, with no hold of it", func(c *checker, wait func(time.Duration)) {
+			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
+			c.onService(reporting("t", "a", []string{ip}, withUID("s1"), b.ForClaim("c")), false)
+			quietFor(t, c, wait, settleBound)
+		}, invStray},
+		{"a workload Service keeps an address past the bound while its hold, looked at, does not hold it", func(c *checker, wait func(time.Duration)) {
+			looked := lookedAt(c, placeholderNamespace+"/hold-"+addressName(ip))
+			strayBesideHold(c, ip, nil)
+			wait(2 * settleBound)
+			looked()
+			quietFor(t, c, wait, settleBound)
+		}, invStray},
+		{"a claim's deletion: the hold comes back sharing the address, then the pin goes", func(c *checker, wait func(time.Duration)) {
+			looked := lookedAt(c, placeholderNamespace+"/hold-"+addressName(ip))
+			strayBesideHold(c, ip, nil)
+			wait(2 * settleBound)
+			looked()
+			wait(settleBound - time.Second)
+			strayBesideHold(c, ip, []string{ip})
+			wait(settleBound - time.Second)
+			c.onService(reporting("t", "a", nil, withUID("s1"), markedWithdrawn()), false)
+			wait(settleBound)
+		}, ""},
+		{"a withdrawn Service keeps an address no other Service holds", func(c *checker, wait func(time.Duration)) {
+			c.onService(reporting("t", "a", []string{ip}, withUID("s1"), markedWithdrawn()), false)
+			quietFor(t, c, wait, settleBound)
+		}, invKept},
+		{"a withdrawn Service keeps an address until MetalLB first looks at it, then lets go", func(c *checker, wait func(time.Duration)) {
+			looked := lookedAt(c, "t/a")
+			c.onService(reporting("t", "a", []string{ip}, withUID("s1"), markedWithdrawn()), false)
+			wait(3 * settleBound)
+			looked()
+			wait(settleBound - time.Second)
+			c.onService(reporting("t", "a", nil, withUID("s1"), markedWithdrawn()), false)
+			wait(settleBound)
+		}, ""},
+		{"an allocation placeholder's address is never recorded", func(c *checker, wait func(time.Duration)) {
+			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
+			c.onService(allocationOf("u1", ip), false)
+			quietFor(t, c, wait, settleBound)
+		}, invUnrecorded},
+		{"an allocation placeholder's address recorded once the driver is back", func(c *checker, wait func(time.Duration)) {
+			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.IPv4), false)
+			outage(c, wait, partyDriver, 3*settleBound, func() { c.onService(allocationOf("u1", ip), false) })
+			wait(settleBound - time.Second)
+			c.onAddress(address(addressName(ip), ip, classDelete, "a1", "u1", v1alpha1.ReclaimDelete, v1alpha1.AddressBound), false)
+			wait(settleBound)
+		}, ""},
 		{"a ledger whose total is not its entries' sum", func(c *checker, wait func(time.Duration)) {
 			c.limits[classDelete] = 10
 			c.onClaim(claimOf("c", "u1", classDelete, v1alpha1.Dual), false)
