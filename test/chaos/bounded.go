@@ -224,7 +224,7 @@ func (c *checker) addressConditions(byIP map[string][]*addressState, held map[st
 			add("outlived "+name+" "+string(a.uid), invOutlived, settleBound, byCoreDriver,
 				"IPAddress %s (reclaimPolicy Delete, deleting %v) of claim %s (uid %s), which is gone", name, a.deleting, a.claimKey, a.claimUID)
 		}
-		if !held[a.name] && c.needsHold(a, cl, live, gone) {
+		if !held[a.name] && c.needsHold(a) {
 			add("hold "+name+" "+string(a.uid), invMissingHold, settleBound, byDriver,
 				"IPAddress %s (%s, associated to %s) has no placeholder", name, phaseText(a.phase), workloadText(a.associated))
 		}
@@ -268,11 +268,8 @@ func (c *checker) wantPhase(a *addressState, cl *claimState, live, gone, duplica
 // needsHold: an address of the driver's classes needs a placeholder (the
 // caller looks for one) unless a Service that still exists carries it, or
 // it goes with its claim.
-func (c *checker) needsHold(a *addressState, cl *claimState, live, gone bool) bool {
-	if !c.heldClasses[a.class] || a.deleting || len(validation.IsValidLabelValue(a.name)) > 0 {
-		return false
-	}
-	if a.reclaim == v1alpha1.ReclaimDelete && (gone || live && cl.deleting) {
+func (c *checker) needsHold(a *addressState) bool {
+	if !c.heldClasses[a.class] || a.deleting || len(validation.IsValidLabelValue(a.name)) > 0 || c.goesWithClaim(a) {
 		return false
 	}
 	if w := a.associated; w != nil {

@@ -37,6 +37,7 @@ const (
 	invKept  = "a Service under its withdrawn mark keeps an address of the classes that no other Service holds, past the bound"
 	// invUnrecorded is the end-only invUnrecordedEnd, checked all along.
 	invUnrecorded = "a placeholder holds an IP no IPAddress records, past the bound"
+	invUnheld     = "a hold does not report its address, past the bound"
 )
 
 // strayConditions: every Service reporting an address of the classes'
@@ -80,7 +81,45 @@ func (c *checker) strayConditions(byIP map[string][]*addressState, add addFunc, 
 				put(c.strayCondition(byIP, s, ip))
 			}
 		}
+		if cd, ok := c.unheldCondition(s); ok {
+			put(cd)
+		}
 	}
+}
+
+// unheldCondition: a hold reports its address once MetalLB has looked at
+// it, unless its address is going. While other Services report the
+// address (a former carrier letting go, in the gap order), MetalLB assigns
+// the hold only once they have let go; the clock starts again whenever
+// they change, from MetalLB's next look at the hold.
+func (c *checker) unheldCondition(s *serviceState) (condition, bool) {
+	if !s.placeholder || s.deleting || s.letGo || s.role != v1alpha1.PlaceholderHold {
+		return condition{}, false
+	}
+	a, ok := c.addresses[s.addressName]
+	if !ok || a.deleting || slices.Contains(s.ips, a.ip) || c.goesWithClaim(a) {
+		return condition{}, false
+	}
+	var others []string
+	for _, key := range slices.Sorted(maps.Keys(c.reporters[a.ip])) {
+		if key != s.key {
+			others = append(others, key)
+		}
+	}
+	return c.afterLook(condition{key: "unheld " + a.ip + " " + string(s.uid) + " " + strings.Join(others, ","), invariant: invUnheld,
+		grace: settleBound, parties: byAllocator,
+		detail: fmt.Sprintf("hold %s of IPAddress %s (%s) reports %v; %s reported by %v", s.key, a.name, phaseText(a.phase), s.ips, a.ip, others)},
+		s.key), true
+}
+
+// goesWithClaim: a's reclaim policy is Delete and its claim is gone or
+// being deleted.
+func (c *checker) goesWithClaim(a *addressState) bool {
+	if a.reclaim != v1alpha1.ReclaimDelete || a.claimUID == "" {
+		return false
+	}
+	cl, live := c.claimUIDs[a.claimUID]
+	return c.goneClaims[a.claimUID] || live && cl.deleting
 }
 
 // strayCondition is the bound on workload Service s reporting ip, which it
