@@ -139,16 +139,21 @@ func (c *checker) conditions() []condition {
 		a := c.addresses[name]
 		byIP[a.ip] = append(byIP[a.ip], a)
 	}
-	held := map[string]bool{}
+	// held: the addresses a placeholder is labelled with; holds: the hold
+	// placeholders by the address they are labelled with.
+	held, holds := map[string]bool{}, map[string]*serviceState{}
 	for _, s := range c.services {
 		if s.placeholder && !s.deleting && s.addressLabel != "" {
 			held[s.addressLabel] = true
+			if s.role == v1alpha1.PlaceholderHold {
+				holds[s.addressLabel] = s
+			}
 		}
 	}
 	c.reporterConditions(byIP, add, put)
 	c.addressConditions(byIP, held, add)
 	c.placeholderConditions(add)
-	c.strayConditions(byIP, add, put)
+	c.strayConditions(byIP, holds, add, put)
 	c.ledgerConditions(add)
 	if c.b.poolLabel != "" {
 		c.poolConditions(byIP, add)

@@ -58,7 +58,7 @@ const (
 //   - An allocation placeholder's address is recorded by an IPAddress in the
 //     driver's pass (a placeholder of a claim that is gone, or of an address
 //     that is, is invLeftover's).
-func (c *checker) strayConditions(byIP map[string][]*addressState, add addFunc, put func(condition)) {
+func (c *checker) strayConditions(byIP map[string][]*addressState, holds map[string]*serviceState, add addFunc, put func(condition)) {
 	for _, key := range slices.Sorted(maps.Keys(c.services)) {
 		s := c.services[key]
 		for _, ip := range s.ips {
@@ -78,7 +78,7 @@ func (c *checker) strayConditions(byIP map[string][]*addressState, add addFunc, 
 						"%s (%s placeholder) reports %s, which no IPAddress records", key, s.role, ip)
 				}
 			case !c.carries(s, ip):
-				put(c.strayCondition(byIP, s, ip))
+				put(c.strayCondition(byIP, holds, s, ip))
 			}
 		}
 		if cd, ok := c.unheldCondition(s); ok {
@@ -124,14 +124,12 @@ func (c *checker) goesWithClaim(a *addressState) bool {
 
 // strayCondition is the bound on workload Service s reporting ip, which it
 // does not carry: see strayConditions.
-func (c *checker) strayCondition(byIP map[string][]*addressState, s *serviceState, ip string) condition {
+func (c *checker) strayCondition(byIP map[string][]*addressState, holds map[string]*serviceState, s *serviceState, ip string) condition {
 	cd := condition{invariant: invStray, grace: settleBound, parties: byDriver}
 	what := fmt.Sprintf("%s (claim %q) reports %s, %s", s.key, s.claim, ip, c.claimOfIP(byIP, ip))
 	var hold *serviceState
-	for _, h := range c.services {
-		if h.placeholder && !h.deleting && h.role == v1alpha1.PlaceholderHold && len(byIP[ip]) == 1 && h.addressLabel == byIP[ip][0].name {
-			hold = h
-		}
+	if len(byIP[ip]) == 1 {
+		hold = holds[byIP[ip][0].name]
 	}
 	switch holding, _ := c.holders(ip); {
 	case slices.ContainsFunc(holding, func(h *serviceState) bool { return h.placeholder }):
