@@ -48,9 +48,10 @@ const (
 //     one than its claim's (its annotation removed or moved, its claim
 //     deleted or not Bound, a pin the driver wrote wrong), loses its pin in
 //     the driver's pass. In a shared handoff the hold comes back sharing the
-//     address first (docs/design.md), so while no placeholder reports the
-//     address the clock also waits for MetalLB, from its first look at the
-//     hold; once one does, the driver alone must withdraw the pin.
+//     address first (docs/design.md, Shared handoff), so while the hold
+//     exists and does not report the address the clock also waits for
+//     MetalLB, from its first look at the hold; once a placeholder reports
+//     it, or where there is no hold, the driver alone must act.
 //   - A Service under its withdrawn mark is excluded from the pools'
 //     selection, so MetalLB takes the address back when it handles the
 //     Service; beside another holder invWithdrawnTooLong bounds it, alone
